@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/pwe-project/pwe/internal/version"
+	"github.com/pwe-project/pwe/stages"
+)
+
+func versionString() string { return version.String() }
+
+// textInputFlags declares the flags that say how a corpus splits into
+// documents.
+func textInputFlags(fs *flag.FlagSet, in *stages.TextInput) {
+	fs.StringVar(&in.Format, "format", "", "input `format`: text, jsonl or parquet (implied by --text-field / --text-column)")
+	fs.StringVar(&in.DocSep, "doc-sep", "", "text documents: `line` (one per line, the default) or blank (paragraphs)")
+	fs.StringVar(&in.TextField, "text-field", "", "JSON Lines input: the `field` holding the text")
+	fs.StringVar(&in.TextColumn, "text-column", "", "Parquet input: the `column` holding the text")
+}
+
+func init() {
+	register(&command{
+		name: "tokenize",
+		args: "INPUT... -o vocab.parquet",
+		summary: `Count the tokens of a corpus and write its vocabulary.
+INPUT is a file, a directory (read recursively), a glob pattern or - for
+standard input; .gz, .zst and .bz2 files are decompressed. Tokens are Unicode
+words (UAX #29), case-folded unless --no-lower.`,
+		example: `  pwe tokenize corpus/ -o vocab.parquet --max-vocab 50000 --min-count 5
+  pwe tokenize posts.jsonl.zst --text-field body -o vocab.parquet`,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			var cfg stages.TokenizeConfig
+			textInputFlags(fs, &cfg.Input)
+			fs.StringVar(&cfg.Output, "o", "", "output `vocab.parquet`")
+			fs.BoolVar(&cfg.Tokenizer.KeepCase, "no-lower", false, "keep case instead of Unicode case folding")
+			fs.StringVar(&cfg.Tokenizer.StopwordsFile, "stopwords", "", "`file` of stop words to drop, one per line")
+			fs.IntVar(&cfg.Tokenizer.MinLength, "min-length", 0, "drop tokens shorter than `n` characters")
+			fs.IntVar(&cfg.MaxVocab, "max-vocab", 0, "keep the `n` most frequent tokens (0: all)")
+			fs.Int64Var(&cfg.MinCount, "min-count", 1, "drop tokens seen fewer than `n` times")
+			fs.IntVar(&cfg.Threads, "threads", 0, "worker `threads` (0: every core)")
+			return func(ctx context.Context, args []string) error {
+				cfg.Input.Paths = args
+				if err := cfg.WithDefaults().Validate(); err != nil {
+					return usagef("tokenize: %v", err)
+				}
+				st, err := stages.Tokenize(ctx, cfg)
+				if err != nil {
+					return fmt.Errorf("tokenize: %w", err)
+				}
+				fmt.Fprintf(e.stderr, "tokenize: %d documents, %d tokens (%.1f M/s), %d distinct; vocabulary %d tokens covering %.1f%% -> %s\n",
+					st.Documents, st.Tokens, float64(st.Tokens)/st.Seconds/1e6, st.DistinctTokens, st.VocabSize, 100*st.VocabCoverage, cfg.Output)
+				if st.InvalidUTF8 > 0 {
+					fmt.Fprintf(e.stderr, "tokenize: replaced %d bytes of invalid UTF-8\n", st.InvalidUTF8)
+				}
+				if st.SkippedRecords > 0 {
+					fmt.Fprintf(e.stderr, "tokenize: skipped %d records without text\n", st.SkippedRecords)
+				}
+				return nil
+			}
+		},
+	})
+	register(&command{
+		name: "count",
+		args: "INPUT... --vocab vocab.parquet -o counts.parquet",
+		summary: `Count (target, context) pairs inside a window and draw negative samples.
+Pairs are aggregated within --memory, spilling sorted runs to a temporary
+directory beyond it; the output is sorted by (target_id, context_id). The
+tokenizer settings come from vocab.parquet.`,
+		example: `  pwe count corpus/ --vocab vocab.parquet -o counts.parquet --window 5 --negatives 1 --seed 1`,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			var cfg stages.CountConfig
+			var memory byteSize = stages.DefaultMemory
+			negatives := 1
+			textInputFlags(fs, &cfg.Input)
+			fs.StringVar(&cfg.Vocab, "vocab", "", "the `vocab.parquet` written by pwe tokenize")
+			fs.StringVar(&cfg.Output, "o", "", "output `counts.parquet`")
+			fs.IntVar(&cfg.Window, "window", 5, "symmetric window of `W` tokens on each side")
+			fs.StringVar(&cfg.Weighting, "weights", "uniform", "window `weights`: uniform, linear (word2vec's expected random window) or harmonic (1/distance, GloVe)")
+			fs.StringVar(&cfg.OOV, "oov", "drop", "out-of-vocabulary tokens: `drop` before windowing, or keep as gaps")
+			fs.Float64Var(&cfg.Subsample, "subsample", 0, "word2vec subsampling threshold `t` (0: off; 1e-5 is usual)")
+			fs.IntVar(&negatives, "negatives", 1, "negative samples `K` per positive pair")
+			fs.Float64Var(&cfg.NegPower, "neg-power", 0.75, "negatives follow unigram counts to this `power`")
+			fs.StringVar(&cfg.NegativesMode, "negatives-mode", "sampled", "`sampled`, or expected (dense expected counts; small vocabularies)")
+			fs.BoolVar(&cfg.ForceExpected, "force", false, "allow expected negatives above the vocabulary limit")
+			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed` for subsampling and negatives")
+			fs.Var(&memory, "memory", "memory `budget` for pair tables, e.g. 256MiB")
+			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled runs (default: the system's)")
+			fs.IntVar(&cfg.Threads, "threads", 0, "worker `threads` (0: every core); the output does not depend on it")
+			return func(ctx context.Context, args []string) error {
+				cfg.Input.Paths = args
+				cfg.Negatives = &negatives
+				cfg.Memory = int64(memory)
+				if err := cfg.WithDefaults().Validate(); err != nil {
+					return usagef("count: %v", err)
+				}
+				st, err := stages.Count(ctx, cfg)
+				if err != nil {
+					return fmt.Errorf("count: %w", err)
+				}
+				fmt.Fprintf(e.stderr, "count: %d documents, %d tokens (%d out of vocabulary, %d subsampled), %d positive pairs, %d unique pairs, %d spills, %.2fs (%.1f M tokens/s) -> %s\n",
+					st.Documents, st.Tokens, st.OOVTokens, st.Subsampled, st.PositivePairs, st.UniquePairs, st.Spills,
+					st.Seconds, float64(st.Tokens)/st.Seconds/1e6, cfg.Output)
+				if st.InvalidUTF8 > 0 {
+					fmt.Fprintf(e.stderr, "count: replaced %d bytes of invalid UTF-8\n", st.InvalidUTF8)
+				}
+				return nil
+			}
+		},
+	})
+}

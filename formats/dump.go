@@ -1,0 +1,160 @@
+package formats
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// DumpOptions control Dump.
+type DumpOptions struct {
+	// Rows is how many rows to print (negative: all).
+	Rows int
+	// Stable leaves out the metadata that changes from run to run
+	// (pwe.version, pwe.created_at) and the input paths' directories, so
+	// that dumps can be compared with golden files.
+	Stable bool
+}
+
+// Dump writes a readable account of any Parquet file: its schema, its
+// key-value metadata (JSON values pretty-printed) and its first rows, one
+// line per row with lists in brackets. It serves `pwe inspect` and golden
+// tests.
+func Dump(w io.Writer, path string, opt DumpOptions) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+	}
+	fmt.Fprintf(w, "rows: %d\n%s\n", pf.NumRows(), pf.Schema())
+	kv := pf.Metadata().KeyValueMetadata
+	sort.Slice(kv, func(i, j int) bool { return kv[i].Key < kv[j].Key })
+	fmt.Fprintln(w, "metadata:")
+	for _, p := range kv {
+		if opt.Stable && (p.Key == KeyVersion || p.Key == KeyCreatedAt) {
+			continue
+		}
+		v := p.Value
+		if opt.Stable && p.Key == KeyInputs {
+			v = stableInputs(v)
+		}
+		fmt.Fprintf(w, "  %s: %s\n", p.Key, indentJSON(v))
+	}
+	if opt.Rows == 0 {
+		return nil
+	}
+	columns := pf.Schema().Columns()
+	names := make([]string, len(columns))
+	for i, c := range columns {
+		names[i] = strings.Join(c, ".")
+	}
+	fmt.Fprintf(w, "rows (%s):\n", strings.Join(names, ", "))
+	r := parquet.NewReader(pf)
+	defer r.Close()
+	buf := make([]parquet.Row, 64)
+	printed := 0
+	for opt.Rows < 0 || printed < opt.Rows {
+		n, err := r.ReadRows(buf)
+		for _, row := range buf[:n] {
+			if opt.Rows >= 0 && printed == opt.Rows {
+				break
+			}
+			fmt.Fprintf(w, "  %s\n", formatRow(row, len(columns)))
+			printed++
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: row %d: %w", path, printed, err)
+		}
+	}
+	return nil
+}
+
+// formatRow prints a row's leaf values column by column; a column with more
+// than one value, or a repeated one, prints as a list.
+func formatRow(row parquet.Row, ncol int) string {
+	cols := make([][]string, ncol)
+	repeated := make([]bool, ncol)
+	for _, v := range row {
+		c := v.Column()
+		if v.RepetitionLevel() > 0 || v.DefinitionLevel() > 1 {
+			repeated[c] = true
+		}
+		cols[c] = append(cols[c], formatValue(v))
+	}
+	parts := make([]string, ncol)
+	for c, vals := range cols {
+		if repeated[c] || len(vals) != 1 {
+			parts[c] = "[" + strings.Join(vals, " ") + "]"
+		} else {
+			parts[c] = vals[0]
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
+func formatValue(v parquet.Value) string {
+	if v.IsNull() {
+		return "null"
+	}
+	switch v.Kind() {
+	case parquet.Boolean:
+		return strconv.FormatBool(v.Boolean())
+	case parquet.Int32:
+		return strconv.FormatInt(int64(v.Int32()), 10)
+	case parquet.Int64:
+		return strconv.FormatInt(v.Int64(), 10)
+	case parquet.Float:
+		return strconv.FormatFloat(float64(v.Float()), 'g', -1, 32)
+	case parquet.Double:
+		return strconv.FormatFloat(v.Double(), 'g', -1, 64)
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		return strconv.Quote(string(v.ByteArray()))
+	}
+	return v.String()
+}
+
+func indentJSON(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	b, err := json.MarshalIndent(v, "  ", "  ")
+	if err != nil {
+		return s
+	}
+	return string(b)
+}
+
+// stableInputs keeps only the base name of each input path.
+func stableInputs(s string) string {
+	var inputs []map[string]any
+	if json.Unmarshal([]byte(s), &inputs) != nil {
+		return s
+	}
+	for _, in := range inputs {
+		if p, ok := in["path"].(string); ok {
+			if i := strings.LastIndexByte(p, '/'); i >= 0 {
+				in["path"] = p[i+1:]
+			}
+		}
+	}
+	b, _ := json.Marshal(inputs)
+	return string(b)
+}

@@ -1,0 +1,168 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestVocabRoundTrip(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "86400")
+	p := filepath.Join(t.TempDir(), "vocab.parquet")
+	ext := int64(42)
+	rows := []VocabRow{{0, "the", 10, nil}, {1, "Straße", 3, &ext}, {2, "日本", 1, nil}}
+	cfg := map[string]any{"max_vocab": 3, "seed": 9}
+	if err := WriteVocab(p, rows, Meta{Config: cfg, Inputs: []string{"a.txt"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, meta, err := ReadVocab(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("read %d rows, wrote %d", len(got), len(rows))
+	}
+	for i := range rows {
+		a, b := rows[i], got[i]
+		if a.TokenID != b.TokenID || a.Token != b.Token || a.Count != b.Count || (a.ExternalID == nil) != (b.ExternalID == nil) ||
+			a.ExternalID != nil && *a.ExternalID != *b.ExternalID {
+			t.Errorf("row %d: read %+v, wrote %+v", i, b, a)
+		}
+	}
+	if meta.Schema != SchemaVocab || meta.CreatedAt != "1970-01-02T00:00:00Z" {
+		t.Errorf("metadata schema %q created_at %q", meta.Schema, meta.CreatedAt)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(meta.Config.(json.RawMessage), &back); err != nil || back["seed"] != 9.0 {
+		t.Errorf("config round trip: %v %v", back, err)
+	}
+}
+
+func TestReadVocabRejects(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		rows []VocabRow
+		want string
+	}{
+		{"ids out of order", []VocabRow{{0, "a", 2, nil}, {2, "b", 1, nil}}, "row 1: token_id 2"},
+		{"duplicate token", []VocabRow{{0, "a", 2, nil}, {1, "a", 1, nil}}, "repeats row 0"},
+		{"negative count", []VocabRow{{0, "a", -1, nil}}, "negative count"},
+		{"empty token", []VocabRow{{0, "", 1, nil}}, "empty"},
+		{"empty vocabulary", nil, "empty vocabulary"},
+	}
+	for _, c := range cases {
+		p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".parquet")
+		if err := WriteVocab(p, c.rows, Meta{}); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := ReadVocab(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error %v, want one naming the file and %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestOpenChecksSchemaAndColumns(t *testing.T) {
+	dir := t.TempDir()
+	counts := filepath.Join(dir, "counts.parquet")
+	w, err := Create[CountRow](counts, Meta{Schema: SchemaCounts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]CountRow{{0, 1, 2, 3}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadAll[VocabRow](counts, SchemaVocab); !errors.Is(err, ErrNotPwe) {
+		t.Errorf("reading counts as vocab: %v, want ErrNotPwe", err)
+	}
+	// Right schema name, wrong columns: a counts file that lacks n_neg.
+	type short struct {
+		TargetID  int32   `parquet:"target_id"`
+		ContextID int32   `parquet:"context_id"`
+		NPos      float64 `parquet:"n_pos"`
+	}
+	bad := filepath.Join(dir, "short.parquet")
+	ws, _ := Create[short](bad, Meta{Schema: SchemaCounts})
+	ws.Write([]short{{0, 1, 2}})
+	ws.Close()
+	_, _, err = ReadAll[CountRow](bad, SchemaCounts)
+	if !errors.Is(err, ErrNotPwe) || !strings.Contains(err.Error(), `"n_neg"`) {
+		t.Errorf("missing column: %v", err)
+	}
+	// A file that is not Parquet at all.
+	junk := filepath.Join(dir, "junk.parquet")
+	os.WriteFile(junk, []byte("not parquet"), 0o644)
+	if _, err := Open[CountRow](junk, SchemaCounts); err == nil || !strings.Contains(err.Error(), "not a readable Parquet file") {
+		t.Errorf("junk file: %v", err)
+	}
+}
+
+func TestWriterAbortLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create[CountRow](filepath.Join(dir, "c.parquet"), Meta{Schema: SchemaCounts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]CountRow{{0, 0, 1, 1}})
+	w.Abort()
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("abort left %d files", len(entries))
+	}
+}
+
+func TestCheckCountRow(t *testing.T) {
+	prev := &CountRow{1, 5, 1, 0}
+	cases := []struct {
+		row  CountRow
+		prev *CountRow
+		want string
+	}{
+		{CountRow{1, 6, 1, 0}, prev, ""},
+		{CountRow{2, 0, 0, 1}, prev, ""},
+		{CountRow{1, 5, 1, 0}, prev, "sorted"},
+		{CountRow{0, 9, 1, 0}, prev, "sorted"},
+		{CountRow{10, 0, 1, 0}, nil, "target_id 10 outside"},
+		{CountRow{0, -1, 1, 0}, nil, "context_id -1 outside"},
+		{CountRow{0, 0, math.NaN(), 0}, nil, "n_pos NaN"},
+		{CountRow{0, 0, 1, math.Inf(1)}, nil, "n_neg +Inf"},
+		{CountRow{0, 0, -1, 0}, nil, "n_pos -1"},
+	}
+	for _, c := range cases {
+		err := CheckCountRow(c.row, c.prev, 10)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: unexpected error %v", c.row, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%+v: error %v, want %q", c.row, err, c.want)
+		}
+	}
+}
+
+func TestDumpStable(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "v.parquet")
+	if err := WriteVocab(p, []VocabRow{{0, "a", 1, nil}}, Meta{Inputs: []map[string]any{{"path": "/some/dir/corpus.txt", "size": 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Dump(&b, p, DumpOptions{Rows: -1, Stable: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, absent := range []string{KeyCreatedAt, KeyVersion, "/some/dir"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("stable dump holds %q:\n%s", absent, out)
+		}
+	}
+	for _, present := range []string{`"corpus.txt"`, `0 | "a" | 1 | null`, "pwe.vocab/1"} {
+		if !strings.Contains(out, present) {
+			t.Errorf("dump lacks %q:\n%s", present, out)
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package formats
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/pwe-project/pwe/internal/atomicfile"
+)
+
+// RowGroupRows bounds the rows per row group, and with it the memory a
+// writer holds before flushing and the unit in which readers stream.
+const RowGroupRows = 1 << 20
+
+// ErrNotPwe is returned for a Parquet file whose pwe.schema is missing or
+// names another schema.
+var ErrNotPwe = errors.New("formats: not the expected pwe file")
+
+// Writer writes rows of type T to a Parquet file under a temporary name; Close
+// renames it to its final name. Abort (safe to defer) discards it.
+type Writer[T any] struct {
+	file *atomicfile.File
+	pw   *parquet.GenericWriter[T]
+}
+
+// Create starts writing a Parquet file of rows T at path with the given
+// metadata.
+func Create[T any](path string, meta Meta) (*Writer[T], error) {
+	kv, err := meta.pairs()
+	if err != nil {
+		return nil, err
+	}
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	opts := []parquet.WriterOption{
+		parquet.Compression(&parquet.Zstd),
+		parquet.MaxRowsPerRowGroup(RowGroupRows),
+		parquet.CreatedBy("pwe", kvValue(kv, KeyVersion), ""),
+	}
+	for _, p := range kv {
+		opts = append(opts, parquet.KeyValueMetadata(p[0], p[1]))
+	}
+	return &Writer[T]{file: f, pw: parquet.NewGenericWriter[T](f, opts...)}, nil
+}
+
+func kvValue(kv [][2]string, key string) string {
+	for _, p := range kv {
+		if p[0] == key {
+			return p[1]
+		}
+	}
+	return ""
+}
+
+// Write appends rows.
+func (w *Writer[T]) Write(rows []T) error {
+	if _, err := w.pw.Write(rows); err != nil {
+		return fmt.Errorf("writing %s: %w", w.file.Name(), err)
+	}
+	return nil
+}
+
+// SetStats records the stage summary (pwe.stats), known only at the end.
+func (w *Writer[T]) SetStats(stats any) error {
+	b, err := json.Marshal(stats)
+	if err != nil {
+		return fmt.Errorf("formats: metadata %s: %w", KeyStats, err)
+	}
+	w.pw.SetKeyValueMetadata(KeyStats, string(b))
+	return nil
+}
+
+// Close finishes the file and publishes it under its final name.
+func (w *Writer[T]) Close() error {
+	if err := w.pw.Close(); err != nil {
+		w.file.Abort()
+		return fmt.Errorf("writing %s: %w", w.file.Name(), err)
+	}
+	return w.file.Commit()
+}
+
+// Abort discards the file; it does nothing after Close.
+func (w *Writer[T]) Abort() { w.file.Abort() }
+
+// Reader streams rows of type T from a pwe Parquet file after checking its
+// schema name and columns.
+type Reader[T any] struct {
+	path string
+	f    *os.File
+	pf   *parquet.File
+	r    *parquet.GenericReader[T]
+	meta Meta
+	row  int64
+}
+
+// Open opens the pwe file at path, which must carry pwe.schema equal to
+// schema (name and major version, e.g. "pwe.counts/1") and every column of T
+// with a matching type.
+func Open[T any](path, schema string) (*Reader[T], error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+	}
+	r := &Reader[T]{path: path, f: f, pf: pf, meta: readMeta(pf)}
+	if r.meta.Schema != schema {
+		f.Close()
+		got := r.meta.Schema
+		if got == "" {
+			got = "none"
+		}
+		return nil, fmt.Errorf("%s: %w: want pwe.schema %q, file has %s", path, ErrNotPwe, schema, got)
+	}
+	if err := checkColumns(pf.Schema(), parquet.SchemaOf(new(T))); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r.r = parquet.NewGenericReader[T](pf)
+	return r, nil
+}
+
+func readMeta(pf *parquet.File) Meta {
+	m := Meta{}
+	m.Schema, _ = pf.Lookup(KeySchema)
+	m.Version, _ = pf.Lookup(KeyVersion)
+	m.CreatedAt, _ = pf.Lookup(KeyCreatedAt)
+	for _, f := range []struct {
+		key string
+		dst *any
+	}{{KeyConfig, &m.Config}, {KeyInputs, &m.Inputs}, {KeyStats, &m.Stats}} {
+		if v, ok := pf.Lookup(f.key); ok {
+			*f.dst = json.RawMessage(v)
+		}
+	}
+	return m
+}
+
+// checkColumns reports the first column of want that have lacks or holds
+// with another physical type.
+func checkColumns(have, want *parquet.Schema) error {
+	for _, path := range want.Columns() {
+		wl, _ := want.Lookup(path...)
+		hl, ok := have.Lookup(path...)
+		name := strings.Join(path, ".")
+		if !ok {
+			return fmt.Errorf("%w: missing column %q (file has %s)", ErrNotPwe, name, strings.Join(columnNames(have), ", "))
+		}
+		if hk, wk := hl.Node.Type().Kind(), wl.Node.Type().Kind(); hk != wk {
+			return fmt.Errorf("%w: column %q is %s, want %s", ErrNotPwe, name, hk, wk)
+		}
+	}
+	return nil
+}
+
+func columnNames(s *parquet.Schema) []string {
+	var names []string
+	for _, c := range s.Columns() {
+		names = append(names, strings.Join(c, "."))
+	}
+	return names
+}
+
+// Meta returns the file's metadata; Config, Inputs and Stats hold
+// json.RawMessage.
+func (r *Reader[T]) Meta() Meta { return r.meta }
+
+// NumRows returns the number of rows in the file.
+func (r *Reader[T]) NumRows() int64 { return r.pf.NumRows() }
+
+// Path returns the file's path.
+func (r *Reader[T]) Path() string { return r.path }
+
+// Row returns the 0-based index of the next row Read will return, for error
+// messages.
+func (r *Reader[T]) Row() int64 { return r.row }
+
+// Read fills buf with the next rows and returns how many; it returns io.EOF
+// (with n = 0) at the end.
+func (r *Reader[T]) Read(buf []T) (int, error) {
+	n, err := r.r.Read(buf)
+	r.row += int64(n)
+	if err == io.EOF {
+		if n > 0 {
+			return n, nil
+		}
+		return 0, io.EOF
+	}
+	if err != nil {
+		return n, fmt.Errorf("%s: row %d: %w", r.path, r.row, err)
+	}
+	return n, nil
+}
+
+// Close releases the file.
+func (r *Reader[T]) Close() error {
+	r.r.Close()
+	return r.f.Close()
+}
+
+// ReadAll reads every row of a pwe file; for small files such as the
+// vocabulary.
+func ReadAll[T any](path, schema string) ([]T, Meta, error) {
+	r, err := Open[T](path, schema)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	defer r.Close()
+	rows := make([]T, 0, r.NumRows())
+	buf := make([]T, 4096)
+	for {
+		n, err := r.Read(buf)
+		rows = append(rows, buf[:n]...)
+		if err == io.EOF {
+			return rows, r.meta, nil
+		}
+		if err != nil {
+			return nil, Meta{}, err
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package formats
+
+import (
+	"fmt"
+	"math"
+	"unicode/utf8"
+)
+
+// Schema names and versions.
+const (
+	SchemaVocab  = "pwe.vocab/1"
+	SchemaCounts = "pwe.counts/1"
+)
+
+// VocabRow is one token of vocab.parquet. Ids are 0-based and ordered by
+// descending count.
+type VocabRow struct {
+	TokenID    int32  `parquet:"token_id"`
+	Token      string `parquet:"token"`
+	Count      int64  `parquet:"count"`
+	ExternalID *int64 `parquet:"external_id,optional"`
+}
+
+// CountRow is one (target, context) pair of counts.parquet; rows are sorted
+// by (target_id, context_id) and unique.
+type CountRow struct {
+	TargetID  int32   `parquet:"target_id"`
+	ContextID int32   `parquet:"context_id"`
+	NPos      float64 `parquet:"n_pos"`
+	NNeg      float64 `parquet:"n_neg"`
+}
+
+// WriteVocab writes vocab.parquet.
+func WriteVocab(path string, rows []VocabRow, meta Meta) error {
+	meta.Schema = SchemaVocab
+	w, err := Create[VocabRow](path, meta)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	if err := w.Write(rows); err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+// ReadVocab reads vocab.parquet and checks that ids run 0..V-1 in order,
+// tokens are unique non-empty UTF-8 and counts are non-negative.
+func ReadVocab(path string) ([]VocabRow, Meta, error) {
+	rows, meta, err := ReadAll[VocabRow](path, SchemaVocab)
+	if err != nil {
+		return nil, meta, err
+	}
+	if len(rows) == 0 {
+		return nil, meta, fmt.Errorf("%s: empty vocabulary", path)
+	}
+	seen := make(map[string]int, len(rows))
+	for i, r := range rows {
+		switch {
+		case int(r.TokenID) != i:
+			return nil, meta, fmt.Errorf("%s: row %d: token_id %d, want %d (ids must run 0..V-1 in order)", path, i, r.TokenID, i)
+		case r.Token == "" || !utf8.ValidString(r.Token):
+			return nil, meta, fmt.Errorf("%s: row %d: token is empty or not UTF-8", path, i)
+		case r.Count < 0:
+			return nil, meta, fmt.Errorf("%s: row %d: negative count %d", path, i, r.Count)
+		}
+		if j, dup := seen[r.Token]; dup {
+			return nil, meta, fmt.Errorf("%s: row %d: token %q repeats row %d", path, i, r.Token, j)
+		}
+		seen[r.Token] = i
+	}
+	return rows, meta, nil
+}
+
+// CheckCountRow validates one counts row against a vocabulary of size v and
+// the previous row (prev is nil for the first row): ids in range, counts
+// finite and non-negative, rows strictly increasing in (target, context).
+func CheckCountRow(r CountRow, prev *CountRow, v int) error {
+	switch {
+	case r.TargetID < 0 || int(r.TargetID) >= v:
+		return fmt.Errorf("target_id %d outside the vocabulary (size %d)", r.TargetID, v)
+	case r.ContextID < 0 || int(r.ContextID) >= v:
+		return fmt.Errorf("context_id %d outside the vocabulary (size %d)", r.ContextID, v)
+	case !(r.NPos >= 0) || math.IsInf(r.NPos, 0):
+		return fmt.Errorf("n_pos %v is not a finite non-negative number", r.NPos)
+	case !(r.NNeg >= 0) || math.IsInf(r.NNeg, 0):
+		return fmt.Errorf("n_neg %v is not a finite non-negative number", r.NNeg)
+	}
+	if prev != nil && (r.TargetID < prev.TargetID || r.TargetID == prev.TargetID && r.ContextID <= prev.ContextID) {
+		return fmt.Errorf("pair (%d, %d) follows (%d, %d): rows must be sorted by (target_id, context_id) and unique",
+			r.TargetID, r.ContextID, prev.TargetID, prev.ContextID)
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+// Package atomicfile writes a file under a temporary name and renames it to
+// its final name only when it is complete, so a failed or killed run never
+// leaves a half-written output where a finished one is expected.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// File is an output being written. Write to it, then call Commit to publish
+// it under its final name, or Abort to discard it. Abort after Commit is a
+// no-op, so `defer f.Abort()` is the usual pattern.
+type File struct {
+	*os.File
+	final string
+	done  bool
+}
+
+// Create starts writing path. The temporary file lives in the same directory
+// (a rename across file systems would not be atomic), which is created if
+// missing, and is named
+// ".<base>.tmp-<random>" so that globs on the final names skip it.
+func Create(path string) (*File, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	return &File{File: f, final: path}, nil
+}
+
+// Name returns the final name of the file.
+func (f *File) Name() string { return f.final }
+
+// Commit flushes the file to stable storage and renames it to its final name.
+func (f *File) Commit() error {
+	if f.done {
+		return errors.New("atomicfile: commit of a finished file")
+	}
+	f.done = true
+	tmp := f.File.Name()
+	err := f.File.Sync()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, f.final)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", f.final, err)
+	}
+	return nil
+}
+
+// Abort discards the temporary file. It does nothing after Commit.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.File.Close()
+	os.Remove(f.File.Name())
+}

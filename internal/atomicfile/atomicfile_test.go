@@ -1,0 +1,88 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestCommitPublishesAndAbortLeavesPrevious(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.parquet")
+	if err := os.WriteFile(path, []byte("previous"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("half")
+	f.Abort()
+	assertContent(t, path, "previous")
+	assertOnlyFile(t, dir)
+
+	f, err = Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("new")
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	f.Abort() // no-op after Commit
+	assertContent(t, path, "new")
+	assertOnlyFile(t, dir)
+	if err := f.Commit(); err == nil {
+		t.Error("second Commit succeeded")
+	}
+}
+
+func TestCreateMakesMissingDirectories(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new", "dir", "x")
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	assertContent(t, path, "")
+}
+
+func TestCreateBlockedByFile(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Create(filepath.Join(blocker, "x")); err == nil {
+		t.Fatal("Create below a regular file succeeded")
+	}
+}
+
+func assertContent(t *testing.T, path, want string) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("%s holds %q, want %q", path, got, want)
+	}
+}
+
+func assertOnlyFile(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %v, want only the output", names)
+	}
+}

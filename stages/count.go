@@ -1,0 +1,278 @@
+package stages
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/pwe-project/pwe/counts"
+	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/tokenize"
+)
+
+// CountConfig configures the count stage: text and vocab.parquet to
+// counts.parquet.
+type CountConfig struct {
+	Input TextInput `json:"input" yaml:"input"`
+	// Vocab is the path of vocab.parquet; the tokenizer settings are read
+	// from its metadata so that both stages split text the same way.
+	Vocab string `json:"-" yaml:"-"`
+	// OOV is "drop" (default: out-of-vocabulary tokens are removed before
+	// windowing) or "keep" (their positions stay as gaps).
+	OOV string `json:"oov" yaml:"oov"`
+	// Window is the symmetric window half-width W (default 5).
+	Window int `json:"window" yaml:"window"`
+	// Weighting is "uniform" (default), "linear" or "harmonic".
+	Weighting string `json:"weighting" yaml:"weighting"`
+	// Subsample is word2vec's subsampling threshold t (0: off).
+	Subsample float64 `json:"subsample" yaml:"subsample"`
+	// Negatives is K, the negative samples per positive pair (default 1 when
+	// nil; 0 writes none).
+	Negatives *int `json:"negatives" yaml:"negatives"`
+	// NegPower raises the unigram distribution of negatives (default 0.75).
+	NegPower float64 `json:"neg_power" yaml:"neg_power"`
+	// NegativesMode is "sampled" (default) or "expected".
+	NegativesMode string `json:"negatives_mode" yaml:"negatives_mode"`
+	// ForceExpected allows expected negatives above the vocabulary limit.
+	ForceExpected bool `json:"force_expected,omitempty" yaml:"force_expected"`
+	// Seed drives subsampling and negative sampling.
+	Seed uint64 `json:"seed" yaml:"seed"`
+
+	Output  string `json:"-" yaml:"-"`
+	Threads int    `json:"-" yaml:"threads"`
+	// Memory is the byte budget for pair aggregation (default 1 GiB);
+	// beyond it sorted runs spill to TempDir.
+	Memory  int64  `json:"-" yaml:"memory"`
+	TempDir string `json:"-" yaml:"temp_dir"`
+}
+
+// DefaultMemory is the count stage's default memory budget.
+const DefaultMemory = 1 << 30
+
+// WithDefaults fills unset fields.
+func (c CountConfig) WithDefaults() CountConfig {
+	if c.OOV == "" {
+		c.OOV = "drop"
+	}
+	if c.Window == 0 {
+		c.Window = 5
+	}
+	if c.Weighting == "" {
+		c.Weighting = "uniform"
+	}
+	if c.Negatives == nil {
+		k := 1
+		c.Negatives = &k
+	}
+	if c.NegPower == 0 {
+		c.NegPower = 0.75
+	}
+	if c.NegativesMode == "" {
+		c.NegativesMode = "sampled"
+	}
+	if c.Memory == 0 {
+		c.Memory = DefaultMemory
+	}
+	if c.TempDir == "" {
+		c.TempDir = os.TempDir()
+	}
+	c.Threads = threadsOrDefault(c.Threads)
+	return c
+}
+
+func (c CountConfig) counterConfig() (counts.Config, error) {
+	w, err := counts.ParseWeighting(c.Weighting)
+	if err != nil {
+		return counts.Config{}, err
+	}
+	m, err := counts.ParseNegMode(c.NegativesMode)
+	if err != nil {
+		return counts.Config{}, err
+	}
+	cc := counts.Config{
+		Window: c.Window, Weighting: w, Subsample: c.Subsample, Negatives: *c.Negatives,
+		NegPower: c.NegPower, NegMode: m, ForceExpected: c.ForceExpected,
+		Memory: c.Memory, Workers: c.Threads, TempDir: c.TempDir, Seed: c.Seed,
+	}
+	return cc, cc.Validate()
+}
+
+// Validate reports settings that cannot work.
+func (c CountConfig) Validate() error {
+	if err := c.Input.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Vocab == "":
+		return errors.New("no vocabulary: name vocab.parquet with --vocab")
+	case c.Output == "":
+		return errors.New("no output: name counts.parquet with -o")
+	case c.OOV != "drop" && c.OOV != "keep":
+		return fmt.Errorf("oov %q, want drop or keep", c.OOV)
+	}
+	_, err := c.WithDefaults().counterConfig()
+	return err
+}
+
+// CountStats summarise a count run; they are recorded as pwe.stats.
+type CountStats struct {
+	Documents     int64   `json:"documents"`
+	Tokens        int64   `json:"tokens"`
+	OOVTokens     int64   `json:"oov_tokens"`
+	InvalidUTF8   int64   `json:"invalid_utf8_replaced"`
+	Subsampled    int64   `json:"subsampled"`
+	PositivePairs int64   `json:"positive_pairs"`
+	UniquePairs   int64   `json:"unique_pairs"`
+	Spills        int     `json:"-"` // depend on the memory budget, not the content
+	SpilledBytes  int64   `json:"-"`
+	Seconds       float64 `json:"-"`
+}
+
+// vocabTokenizer reads the tokenize stage's settings from vocab.parquet.
+func vocabTokenizer(meta formats.Meta) (TokenizerConfig, error) {
+	var tc struct {
+		Tokenizer TokenizerConfig `json:"tokenizer"`
+	}
+	raw, _ := meta.Config.(json.RawMessage)
+	if len(raw) == 0 {
+		return tc.Tokenizer, nil
+	}
+	if err := json.Unmarshal(raw, &tc); err != nil {
+		return tc.Tokenizer, fmt.Errorf("pwe.config: %w", err)
+	}
+	return tc.Tokenizer, nil
+}
+
+// Count reads the corpus, maps tokens to vocabulary ids and writes the pair
+// counts, sorted by (target_id, context_id).
+func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
+	start := time.Now()
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return CountStats{}, err
+	}
+	cc, err := cfg.counterConfig()
+	if err != nil {
+		return CountStats{}, err
+	}
+	vocab, vmeta, err := formats.ReadVocab(cfg.Vocab)
+	if err != nil {
+		return CountStats{}, err
+	}
+	tcfg, err := vocabTokenizer(vmeta)
+	if err != nil {
+		return CountStats{}, fmt.Errorf("%s: %w", cfg.Vocab, err)
+	}
+	vfp, err := input.FingerprintFile(cfg.Vocab)
+	if err != nil {
+		return CountStats{}, err
+	}
+	tokens := make([]string, len(vocab))
+	freq := make([]int64, len(vocab))
+	for i, v := range vocab {
+		tokens[i], freq[i] = v.Token, v.Count
+	}
+	index := tokenize.NewIndex(tokens)
+
+	// The tables are sized to the budget and live until the end, so a memory
+	// limit makes the collector work harder rather than let garbage push the
+	// process past the budget.
+	prevLimit := debug.SetMemoryLimit(cfg.Memory + cfg.Memory/16)
+	defer debug.SetMemoryLimit(prevLimit)
+
+	counter, err := counts.New(cc, freq)
+	if err != nil {
+		return CountStats{}, err
+	}
+	defer counter.Close()
+	r, err := cfg.Input.open()
+	if err != nil {
+		return CountStats{}, err
+	}
+	defer r.Close()
+
+	type worker struct {
+		tk   *tokenize.Tokenizer
+		acc  *counts.Accumulator
+		toks [][]byte
+		ids  []int32
+		oov  int64
+	}
+	workers := make([]*worker, cfg.Threads)
+	for w := range workers {
+		workers[w] = &worker{tk: tokenize.New(tcfg.options()), acc: counter.NewAccumulator()}
+	}
+	keepOOV := cfg.OOV == "keep"
+	err = fanOut(ctx, r, cfg.Threads, func(w int, b *input.Batch) error {
+		wk := workers[w]
+		for d, doc := range b.Docs {
+			wk.toks = wk.tk.Tokens(wk.toks[:0], doc)
+			wk.ids = wk.ids[:0]
+			for _, t := range wk.toks {
+				id, ok := index.ID(t)
+				switch {
+				case ok:
+					wk.ids = append(wk.ids, id)
+				case keepOOV:
+					wk.ids = append(wk.ids, -1)
+					wk.oov++
+				default:
+					wk.oov++
+				}
+			}
+			if err := wk.acc.Add(wk.ids, b.Seq+int64(d)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return CountStats{}, err
+	}
+
+	var stats CountStats
+	var ts tokenize.Stats
+	for _, wk := range workers {
+		ts.Add(wk.tk.Stats())
+		stats.OOVTokens += wk.oov
+	}
+	stats.Documents, stats.Tokens, stats.InvalidUTF8 = ts.Docs, ts.Tokens, ts.InvalidUTF8
+	if stats.Tokens == stats.OOVTokens {
+		return stats, fmt.Errorf("%w: no in-vocabulary token in %v", ErrEmptyCorpus, cfg.Input.Paths)
+	}
+
+	inputs := append(r.Fingerprints(), vfp)
+	out, err := formats.Create[formats.CountRow](cfg.Output, formats.Meta{
+		Schema: formats.SchemaCounts,
+		Config: struct {
+			CountConfig
+			Tokenizer TokenizerConfig `json:"tokenizer"`
+		}{cfg, tcfg},
+		Inputs: inputs,
+	})
+	if err != nil {
+		return stats, err
+	}
+	defer out.Abort()
+	cs, err := counter.Finish(ctx, out.Write)
+	if err != nil {
+		return stats, err
+	}
+	stats.Subsampled = cs.Subsampled
+	stats.PositivePairs = cs.PositivePairs
+	stats.UniquePairs = cs.UniquePairs
+	stats.Spills, stats.SpilledBytes = cs.Spills, cs.SpilledBytes
+	if err := out.SetStats(stats); err != nil {
+		return stats, err
+	}
+	if err := out.Close(); err != nil {
+		return stats, err
+	}
+	stats.Seconds = time.Since(start).Seconds()
+	return stats, nil
+}

@@ -1,0 +1,230 @@
+package stages
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/formats/input"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// fixture is 200 lines of Sense and Sensibility cut from ../shared/data.
+const fixture = "../testdata/austen-200.txt"
+
+func intp(k int) *int { return &k }
+
+func tokenizeFixture(t *testing.T, dir string) string {
+	t.Helper()
+	vocab := filepath.Join(dir, "vocab.parquet")
+	_, err := Tokenize(context.Background(), TokenizeConfig{
+		Input:    TextInput{Paths: []string{fixture}, DocSep: "blank"},
+		MaxVocab: 300,
+		Output:   vocab,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vocab
+}
+
+func checkGolden(t *testing.T, name, path string, rows int) {
+	t.Helper()
+	var got bytes.Buffer
+	if err := formats.Dump(&got, path, formats.DumpOptions{Rows: rows, Stable: true}); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./stages -update to create it)", err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("%s differs from %s (go test ./stages -update rewrites it after review)\ngot:\n%s", path, golden, firstLines(got.String(), 40))
+	}
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestTokenizeGolden(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "0")
+	vocab := tokenizeFixture(t, t.TempDir())
+	checkGolden(t, "austen-200.vocab", vocab, 25)
+	rows, _, err := formats.ReadVocab(vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(rows); i++ {
+		a, b := rows[i-1], rows[i]
+		if a.Count < b.Count || a.Count == b.Count && a.Token >= b.Token {
+			t.Fatalf("rows %d and %d out of order: %+v, %+v", i-1, i, a, b)
+		}
+	}
+}
+
+func TestCountGolden(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "0")
+	dir := t.TempDir()
+	vocab := tokenizeFixture(t, dir)
+	out := filepath.Join(dir, "counts.parquet")
+	_, err := Count(context.Background(), CountConfig{
+		Input: TextInput{Paths: []string{fixture}, DocSep: "blank"},
+		Vocab: vocab, Output: out, Window: 2, Negatives: intp(1), Seed: 7,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "austen-200.counts", out, 25)
+}
+
+// TestCountDeterministic runs the count stage with different thread counts
+// and memory budgets (the smallest forces spills) and compares the bytes.
+func TestCountDeterministic(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "0")
+	dir := t.TempDir()
+	vocab := tokenizeFixture(t, dir)
+	var first []byte
+	for i, run := range []struct {
+		threads int
+		memory  int64
+	}{{1, 1 << 30}, {2, 1 << 30}, {3, 1 << 30}, {2, 64 << 10}} {
+		out := filepath.Join(dir, "counts.parquet")
+		st, err := Count(context.Background(), CountConfig{
+			Input: TextInput{Paths: []string{fixture}, DocSep: "blank"},
+			Vocab: vocab, Output: out, Window: 3, Subsample: 1e-3, Seed: 11,
+			Threads: run.threads, Memory: run.memory, TempDir: dir,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = got
+			continue
+		}
+		if !bytes.Equal(got, first) {
+			t.Errorf("threads %d, memory %d (%d spills): output differs from threads 1", run.threads, run.memory, st.Spills)
+		}
+		if run.memory < 1<<20 && st.Spills == 0 {
+			t.Errorf("memory %d: no spill; the test no longer covers the spill path", run.memory)
+		}
+	}
+}
+
+// TestBadInputs checks that bad inputs fail with an error naming the file
+// and line or row, and that no output appears under the final name or as a
+// temporary file.
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	text := bytes.Repeat([]byte("the quick brown fox jumps over the lazy dog\n"), 2000)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(text)
+	zw.Close()
+	zs, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zst := zs.EncodeAll(text, nil)
+
+	cases := []struct {
+		name  string
+		in    TextInput
+		wants []string // substrings of the error
+	}{
+		{"empty corpus", TextInput{Paths: []string{write("empty.txt", []byte("\n\n  \n"))}}, []string{"empty corpus"}},
+		{"punctuation only", TextInput{Paths: []string{write("punct.txt", []byte("... --- !!!\n"))}}, []string{"empty corpus"}},
+		{"truncated gzip", TextInput{Paths: []string{write("cut.txt.gz", gz.Bytes()[:gz.Len()/2])}}, []string{"cut.txt.gz"}},
+		{"truncated zstd", TextInput{Paths: []string{write("cut.txt.zst", zst[:len(zst)/2])}}, []string{"cut.txt.zst"}},
+		{"jsonl not json", TextInput{Paths: []string{write("bad.jsonl", []byte("{\"text\": \"a b\"}\n{\"text\": \"c d\"}\nnot json\n"))}, TextField: "text"}, []string{"bad.jsonl:3"}},
+		{"parquet without column", TextInput{Paths: []string{fixtureParquet(t, dir)}, TextColumn: "body"}, []string{"docs.parquet", "body"}},
+		{"missing file", TextInput{Paths: []string{filepath.Join(dir, "nope.txt")}}, []string{"nope.txt"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, "out", "vocab.parquet")
+			_, err := Tokenize(context.Background(), TokenizeConfig{Input: c.in, Output: out})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			assertNoOutput(t, filepath.Dir(out))
+		})
+	}
+	var pe *input.ParseError
+	_, err = Tokenize(context.Background(), TokenizeConfig{
+		Input:  TextInput{Paths: []string{filepath.Join(dir, "bad.jsonl")}, TextField: "text"},
+		Output: filepath.Join(dir, "out", "v.parquet"),
+	})
+	if !errors.As(err, &pe) || pe.Line != 3 {
+		t.Errorf("JSONL error %v: want a *input.ParseError at line 3", err)
+	}
+}
+
+// fixtureParquet writes a Parquet file with a "text" column (not "body").
+func fixtureParquet(t *testing.T, dir string) string {
+	type doc struct {
+		Text string `parquet:"text"`
+	}
+	p := filepath.Join(dir, "docs.parquet")
+	w, err := formats.Create[doc](p, formats.Meta{Schema: "test/1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write([]doc{{"a b c"}, {"d e f"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func assertNoOutput(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("output directory holds %s after a failed run", e.Name())
+	}
+}

@@ -1,0 +1,131 @@
+package stages
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+
+	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/tokenize"
+)
+
+// ErrEmptyCorpus is returned when the inputs hold no token at all.
+var ErrEmptyCorpus = errors.New("stages: empty corpus")
+
+// TextInput says where a corpus is and how it splits into documents.
+type TextInput struct {
+	// Paths are files, directories (read recursively), glob patterns, or "-"
+	// for standard input.
+	Paths []string `json:"paths" yaml:"paths"`
+	// Format is "text" (default), "jsonl" or "parquet"; TextField and
+	// TextColumn imply the latter two.
+	Format string `json:"format,omitempty" yaml:"format"`
+	// DocSep is "line" (default: a document per line) or "blank" (paragraphs
+	// separated by blank lines). Text only.
+	DocSep string `json:"doc_sep,omitempty" yaml:"doc_sep"`
+	// TextField names the JSONL field holding the text.
+	TextField string `json:"text_field,omitempty" yaml:"text_field"`
+	// TextColumn names the Parquet column holding the text.
+	TextColumn string `json:"text_column,omitempty" yaml:"text_column"`
+}
+
+func (t TextInput) options() (input.Options, error) {
+	o := input.Options{DocSep: t.DocSep, TextField: t.TextField, TextColumn: t.TextColumn}
+	if t.Format != "" {
+		f, err := input.ParseFormat(t.Format)
+		if err != nil {
+			return o, err
+		}
+		o.Format = f
+	}
+	return o, o.Validate()
+}
+
+// Validate reports a missing input or contradictory format settings.
+func (t TextInput) Validate() error {
+	if len(t.Paths) == 0 {
+		return errors.New("no input: name files, directories, glob patterns or - for standard input")
+	}
+	_, err := t.options()
+	return err
+}
+
+// open expands the input paths and opens a document reader over them.
+func (t TextInput) open() (*input.Reader, error) {
+	opts, err := t.options()
+	if err != nil {
+		return nil, err
+	}
+	paths, err := input.Expand(t.Paths)
+	if err != nil {
+		return nil, err
+	}
+	return input.NewReader(paths, opts), nil
+}
+
+// TokenizerConfig is the part of the tokenize stage's settings that the
+// count stage must repeat exactly; count reads it from vocab.parquet.
+type TokenizerConfig struct {
+	// KeepCase turns Unicode case folding off.
+	KeepCase bool `json:"keep_case" yaml:"keep_case"`
+	// MinLength drops tokens shorter than this many runes (0: no minimum).
+	MinLength int `json:"min_length" yaml:"min_length"`
+	// Stopwords are dropped before counting. StopwordsFile, when set, is read
+	// into Stopwords by Load.
+	Stopwords     []string `json:"stopwords,omitempty" yaml:"stopwords"`
+	StopwordsFile string   `json:"-" yaml:"stopwords_file"`
+}
+
+// load reads StopwordsFile into Stopwords, sorted and without repeats, so the
+// configuration recorded in the output names the words themselves.
+func (c *TokenizerConfig) load() error {
+	if c.StopwordsFile == "" {
+		return nil
+	}
+	f, err := os.Open(c.StopwordsFile)
+	if err != nil {
+		return fmt.Errorf("stop words: %w", err)
+	}
+	defer f.Close()
+	words, err := tokenize.ReadStopwords(f)
+	if err != nil {
+		return fmt.Errorf("stop words %s: %w", c.StopwordsFile, err)
+	}
+	for w := range words {
+		c.Stopwords = append(c.Stopwords, w)
+	}
+	sort.Strings(c.Stopwords)
+	c.Stopwords = compactStrings(c.Stopwords)
+	c.StopwordsFile = ""
+	return nil
+}
+
+func compactStrings(s []string) []string {
+	out := s[:0]
+	for i, w := range s {
+		if i == 0 || w != s[i-1] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func (c TokenizerConfig) options() tokenize.Options {
+	o := tokenize.Options{KeepCase: c.KeepCase, MinLength: c.MinLength}
+	if len(c.Stopwords) > 0 {
+		o.Stopwords = make(map[string]struct{}, len(c.Stopwords))
+		for _, w := range c.Stopwords {
+			o.Stopwords[w] = struct{}{}
+		}
+	}
+	return o
+}
+
+func threadsOrDefault(n int) int {
+	if n <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return n
+}

@@ -1,0 +1,140 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/tokenize"
+)
+
+// TokenizeConfig configures the tokenize stage: text to vocab.parquet.
+type TokenizeConfig struct {
+	Input     TextInput       `json:"input" yaml:"input"`
+	Tokenizer TokenizerConfig `json:"tokenizer" yaml:"tokenizer"`
+	// MaxVocab keeps the MaxVocab most frequent tokens (0: no limit).
+	MaxVocab int `json:"max_vocab" yaml:"max_vocab"`
+	// MinCount drops tokens seen fewer times (default 1).
+	MinCount int64 `json:"min_count" yaml:"min_count"`
+
+	// Output is the path of vocab.parquet.
+	Output string `json:"-" yaml:"-"`
+	// Threads tokenise in parallel (0: every core). The vocabulary does not
+	// depend on it.
+	Threads int `json:"-" yaml:"threads"`
+}
+
+// WithDefaults fills unset fields.
+func (c TokenizeConfig) WithDefaults() TokenizeConfig {
+	if c.MinCount == 0 {
+		c.MinCount = 1
+	}
+	c.Threads = threadsOrDefault(c.Threads)
+	return c
+}
+
+// Validate reports settings that cannot work.
+func (c TokenizeConfig) Validate() error {
+	if err := c.Input.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Output == "":
+		return errors.New("no output: name vocab.parquet with -o")
+	case c.MaxVocab < 0:
+		return fmt.Errorf("max-vocab %d is negative", c.MaxVocab)
+	case c.MinCount < 1:
+		return fmt.Errorf("min-count %d, want at least 1", c.MinCount)
+	case c.Tokenizer.MinLength < 0:
+		return fmt.Errorf("min-length %d is negative", c.Tokenizer.MinLength)
+	}
+	return nil
+}
+
+// TokenizeStats summarise a tokenize run; they are recorded as pwe.stats.
+type TokenizeStats struct {
+	Documents      int64   `json:"documents"`
+	SkippedRecords int64   `json:"skipped_records"`
+	Tokens         int64   `json:"tokens"`
+	Dropped        int64   `json:"dropped_segments"`
+	InvalidUTF8    int64   `json:"invalid_utf8_replaced"`
+	DistinctTokens int     `json:"distinct_tokens"`
+	VocabSize      int     `json:"vocab_size"`
+	VocabCoverage  float64 `json:"vocab_coverage"`
+	Seconds        float64 `json:"-"` // wall time; not recorded, so reruns give the same bytes
+}
+
+// Tokenize reads the corpus, counts tokens and writes the vocabulary: the
+// MaxVocab most frequent tokens with count at least MinCount, ids by
+// descending count, ties broken by token bytes.
+func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
+	start := time.Now()
+	cfg = cfg.WithDefaults()
+	if err := cfg.Tokenizer.load(); err != nil {
+		return TokenizeStats{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return TokenizeStats{}, err
+	}
+	r, err := cfg.Input.open()
+	if err != nil {
+		return TokenizeStats{}, err
+	}
+	defer r.Close()
+
+	tokenizers := make([]*tokenize.Tokenizer, cfg.Threads)
+	counters := make([]*tokenize.Counter, cfg.Threads)
+	for w := range tokenizers {
+		tokenizers[w] = tokenize.New(cfg.Tokenizer.options())
+		counters[w] = tokenize.NewCounter()
+	}
+	err = fanOut(ctx, r, cfg.Threads, func(w int, b *input.Batch) error {
+		tk, counter := tokenizers[w], counters[w]
+		var toks [][]byte
+		for _, doc := range b.Docs {
+			toks = tk.Tokens(toks[:0], doc)
+			counter.Add(toks)
+		}
+		return nil
+	})
+	if err != nil {
+		return TokenizeStats{}, err
+	}
+	total := counters[0]
+	var ts tokenize.Stats
+	for w := range counters {
+		ts.Add(tokenizers[w].Stats())
+		if w > 0 {
+			total.Merge(counters[w])
+		}
+	}
+	stats := TokenizeStats{
+		Documents:      ts.Docs,
+		SkippedRecords: r.Skipped(),
+		Tokens:         ts.Tokens,
+		Dropped:        ts.Dropped,
+		InvalidUTF8:    ts.InvalidUTF8,
+		DistinctTokens: total.Len(),
+	}
+	if ts.Tokens == 0 {
+		return stats, fmt.Errorf("%w: no token in %v", ErrEmptyCorpus, cfg.Input.Paths)
+	}
+	entries := total.Vocabulary(cfg.MaxVocab, cfg.MinCount)
+	if len(entries) == 0 {
+		return stats, fmt.Errorf("%w: no token occurs at least %d times (min-count)", ErrEmptyCorpus, cfg.MinCount)
+	}
+	rows := make([]formats.VocabRow, len(entries))
+	var covered int64
+	for i, e := range entries {
+		rows[i] = formats.VocabRow{TokenID: int32(i), Token: e.Token, Count: e.Count}
+		covered += e.Count
+	}
+	stats.VocabSize = len(rows)
+	stats.VocabCoverage = float64(covered) / float64(ts.Tokens)
+	stats.Seconds = time.Since(start).Seconds()
+	meta := formats.Meta{Config: cfg, Inputs: r.Fingerprints(), Stats: stats}
+	return stats, formats.WriteVocab(cfg.Output, rows, meta)
+}
