@@ -18,6 +18,8 @@ import (
 // CountConfig configures the count stage: text and vocab.parquet to
 // counts.parquet.
 type CountConfig struct {
+	// Input is the corpus. When it names no document format, the format of
+	// the vocabulary's corpus applies.
 	Input TextInput `json:"input" yaml:"input"`
 	// Vocab is the path of vocab.parquet; the tokenizer settings are read
 	// from its metadata so that both stages split text the same way.
@@ -133,19 +135,26 @@ type CountStats struct {
 	Seconds       float64 `json:"-"`
 }
 
-// vocabTokenizer reads the tokenize stage's settings from vocab.parquet.
-func vocabTokenizer(meta formats.Meta) (TokenizerConfig, error) {
-	var tc struct {
-		Tokenizer TokenizerConfig `json:"tokenizer"`
-	}
+// vocabSettings reads the tokenize stage's settings from vocab.parquet.
+func vocabSettings(meta formats.Meta) (TokenizeConfig, error) {
+	var tc TokenizeConfig
 	raw, _ := meta.Config.(json.RawMessage)
 	if len(raw) == 0 {
-		return tc.Tokenizer, nil
+		return tc, nil
 	}
 	if err := json.Unmarshal(raw, &tc); err != nil {
-		return tc.Tokenizer, fmt.Errorf("pwe.config: %w", err)
+		return tc, fmt.Errorf("pwe.config: %w", err)
 	}
-	return tc.Tokenizer, nil
+	return tc, nil
+}
+
+// inheritFormat takes the document format of the vocabulary's corpus when
+// none is given, so that `pwe count` splits documents as `pwe tokenize` did
+// without repeating --doc-sep or --text-field.
+func (t *TextInput) inheritFormat(from TextInput) {
+	if t.Format == "" && t.DocSep == "" && t.TextField == "" && t.TextColumn == "" {
+		t.Format, t.DocSep, t.TextField, t.TextColumn = from.Format, from.DocSep, from.TextField, from.TextColumn
+	}
 }
 
 // Count reads the corpus, maps tokens to vocabulary ids and writes the pair
@@ -164,10 +173,12 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	if err != nil {
 		return CountStats{}, err
 	}
-	tcfg, err := vocabTokenizer(vmeta)
+	vcfg, err := vocabSettings(vmeta)
 	if err != nil {
 		return CountStats{}, fmt.Errorf("%s: %w", cfg.Vocab, err)
 	}
+	tcfg := vcfg.Tokenizer
+	cfg.Input.inheritFormat(vcfg.Input)
 	vfp, err := input.FingerprintFile(cfg.Vocab)
 	if err != nil {
 		return CountStats{}, err
@@ -177,7 +188,10 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	for i, v := range vocab {
 		tokens[i], freq[i] = v.Token, v.Count
 	}
-	index := tokenize.NewIndex(tokens)
+	index, err := tokenize.NewIndex(tokens)
+	if err != nil {
+		return CountStats{}, fmt.Errorf("%s: %w", cfg.Vocab, err)
+	}
 
 	// The tables are sized to the budget and live until the end, so a memory
 	// limit makes the collector work harder rather than let garbage push the

@@ -67,7 +67,8 @@ words (UAX #29), case-folded unless --no-lower.`,
 		summary: `Count (target, context) pairs inside a window and draw negative samples.
 Pairs are aggregated within --memory, spilling sorted runs to a temporary
 directory beyond it; the output is sorted by (target_id, context_id). The
-tokenizer settings come from vocab.parquet.`,
+tokenizer settings, and the document format unless given, come from
+vocab.parquet.`,
 		example: `  pwe count corpus/ --vocab vocab.parquet -o counts.parquet --window 5 --negatives 1 --seed 1`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.CountConfig

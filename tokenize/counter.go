@@ -1,0 +1,150 @@
+package tokenize
+
+import (
+	"bytes"
+	"slices"
+)
+
+// A Counter counts how often each distinct token occurs. It is not safe for
+// concurrent use: give each goroutine its own and [Counter.Merge] them.
+//
+// Memory grows with the number of distinct tokens, not with the number of
+// tokens counted: each distinct token costs its bytes, 16 bytes of offset
+// and count, and 11 to 21 bytes of hash table (8-byte slots kept between 3/8
+// and 3/4 full), and appending may leave up to half of each slice unused. On
+// the bench-raw corpus (323 thousand distinct tokens of 9 bytes on average)
+// that came to 41 bytes per distinct token (BenchmarkCounterMemory).
+type Counter struct {
+	tab    strtab
+	counts []int64
+}
+
+// NewCounter returns an empty Counter.
+func NewCounter() *Counter {
+	return &Counter{tab: newStrtab(0)}
+}
+
+// Add counts each token once. It allocates only to store tokens not seen
+// before (amortised).
+func (c *Counter) Add(tokens [][]byte) {
+	for _, tok := range tokens {
+		c.add(tok, 1)
+	}
+}
+
+func (c *Counter) add(tok []byte, n int64) {
+	h := c.tab.hash(tok)
+	slot, id := c.tab.find(tok, h)
+	if id >= 0 {
+		c.counts[id] += n
+		return
+	}
+	c.tab.insert(tok, h, slot)
+	c.counts = append(c.counts, n)
+}
+
+// Merge adds the counts of o to c. o is unchanged.
+func (c *Counter) Merge(o *Counter) {
+	for id, n := range o.counts {
+		c.add(o.tab.str(id), n)
+	}
+}
+
+// Len returns the number of distinct tokens counted.
+func (c *Counter) Len() int { return len(c.counts) }
+
+// Count returns how often tok was counted.
+func (c *Counter) Count(tok []byte) int64 {
+	if _, id := c.tab.find(tok, c.tab.hash(tok)); id >= 0 {
+		return c.counts[id]
+	}
+	return 0
+}
+
+// MemoryBytes returns the memory the Counter holds, in bytes.
+func (c *Counter) MemoryBytes() int {
+	return c.tab.memory() + 8*cap(c.counts)
+}
+
+// An Entry is a vocabulary token and its count.
+type Entry struct {
+	Token string
+	Count int64
+}
+
+// Vocabulary returns the maxVocab most frequent tokens counted at least
+// minCount times (all of them if maxVocab <= 0), by descending count with
+// ties in ascending byte order of the token. The index of an entry is its
+// token id. The order depends only on the counts, so counters merged in any
+// order give the same vocabulary.
+func (c *Counter) Vocabulary(maxVocab int, minCount int64) []Entry {
+	var ids []int
+	if maxVocab <= 0 || maxVocab >= len(c.counts) {
+		for id, n := range c.counts {
+			if n >= minCount {
+				ids = append(ids, id)
+			}
+		}
+	} else {
+		ids = c.top(maxVocab, minCount)
+	}
+	slices.SortFunc(ids, func(a, b int) int {
+		if c.before(a, b) {
+			return -1
+		}
+		return 1
+	})
+	out := make([]Entry, len(ids))
+	for k, id := range ids {
+		out[k] = Entry{Token: string(c.tab.str(id)), Count: c.counts[id]}
+	}
+	return out
+}
+
+// before reports whether token a ranks before token b in the vocabulary.
+// Distinct ids hold distinct tokens, so the order is total.
+func (c *Counter) before(a, b int) bool {
+	if ca, cb := c.counts[a], c.counts[b]; ca != cb {
+		return ca > cb
+	}
+	return bytes.Compare(c.tab.str(a), c.tab.str(b)) < 0
+}
+
+// top returns, unordered, the k first-ranked tokens counted at least minCount
+// times, in O(n log k) time where sorting all n would take O(n log n): it
+// keeps the best k seen so far in a binary heap whose root ranks last.
+func (c *Counter) top(k int, minCount int64) []int {
+	h := make([]int, 0, k)
+	for id, n := range c.counts {
+		switch {
+		case n < minCount:
+		case len(h) < k:
+			h = append(h, id)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if !c.before(h[p], h[i]) {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+		case c.before(id, h[0]):
+			h[0] = id
+			for i := 0; ; {
+				m, l := i, 2*i+1
+				if l < len(h) && c.before(h[m], h[l]) {
+					m = l
+				}
+				if r := l + 1; r < len(h) && c.before(h[m], h[r]) {
+					m = r
+				}
+				if m == i {
+					break
+				}
+				h[i], h[m] = h[m], h[i]
+				i = m
+			}
+		}
+	}
+	return h
+}

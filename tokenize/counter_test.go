@@ -1,0 +1,190 @@
+package tokenize
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func toBytes(toks ...string) [][]byte {
+	out := make([][]byte, len(toks))
+	for i, t := range toks {
+		out[i] = []byte(t)
+	}
+	return out
+}
+
+func TestVocabularyOrder(t *testing.T) {
+	c := NewCounter()
+	c.Add(toBytes("b", "a", "c", "b", "ab", "a", "b", "é", "é", "d"))
+	// Counts: b 3; a 2, é 2; ab 1, c 1, d 1. Ties go by bytes: "a" < "é"
+	// (0x61 < 0xc3), "ab" < "c" < "d".
+	cases := []struct {
+		maxVocab int
+		minCount int64
+		want     string
+	}{
+		{0, 0, "[{b 3} {a 2} {é 2} {ab 1} {c 1} {d 1}]"},
+		{-1, 2, "[{b 3} {a 2} {é 2}]"},
+		{2, 0, "[{b 3} {a 2}]"},
+		{4, 1, "[{b 3} {a 2} {é 2} {ab 1}]"},
+		{10, 3, "[{b 3}]"},
+		{3, 4, "[]"},
+	}
+	for _, cs := range cases {
+		if got := fmt.Sprint(c.Vocabulary(cs.maxVocab, cs.minCount)); got != cs.want {
+			t.Errorf("Vocabulary(%d, %d) = %s, want %s", cs.maxVocab, cs.minCount, got, cs.want)
+		}
+	}
+	if c.Len() != 6 || c.Count([]byte("é")) != 2 || c.Count([]byte("x")) != 0 {
+		t.Errorf("Len %d, Count(é) %d, Count(x) %d; want 6, 2, 0", c.Len(), c.Count([]byte("é")), c.Count([]byte("x")))
+	}
+}
+
+// randomTokens draws n tokens from a Zipf-like law over a few thousand
+// strings, some of them prefixes of others.
+func randomTokens(rng *rand.Rand, n int) [][]byte {
+	z := rand.NewZipf(rng, 1.1, 1, 5000)
+	out := make([][]byte, n)
+	for i := range out {
+		k := z.Uint64()
+		out[i] = []byte(strings.Repeat("x", int(k%3)) + fmt.Sprint(k))
+	}
+	return out
+}
+
+// naiveVocabulary counts with a map and sorts everything.
+func naiveVocabulary(streams [][][]byte, maxVocab int, minCount int64) []Entry {
+	m := map[string]int64{}
+	for _, s := range streams {
+		for _, tok := range s {
+			m[string(tok)]++
+		}
+	}
+	var out []Entry
+	for tok, n := range m {
+		if n >= minCount {
+			out = append(out, Entry{tok, n})
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int {
+		if a.Count != b.Count {
+			return int(b.Count - a.Count)
+		}
+		return strings.Compare(a.Token, b.Token)
+	})
+	if maxVocab > 0 && len(out) > maxVocab {
+		out = out[:maxVocab]
+	}
+	return out
+}
+
+func TestCounterMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	streams := make([][][]byte, 4)
+	for i := range streams {
+		streams[i] = randomTokens(rng, 20000)
+	}
+	single := NewCounter()
+	parts := make([]*Counter, len(streams))
+	for i, s := range streams {
+		single.Add(s)
+		parts[i] = NewCounter()
+		// Add in pieces, as a pipeline would, batch by batch.
+		for j := 0; j < len(s); j += 1000 {
+			parts[i].Add(s[j : j+1000])
+		}
+	}
+	merged := NewCounter()
+	for _, i := range []int{2, 0, 3, 1} {
+		merged.Merge(parts[i])
+	}
+	for _, cs := range []struct {
+		maxVocab int
+		minCount int64
+	}{{0, 0}, {0, 5}, {1, 0}, {100, 0}, {1000, 3}, {1 << 20, 2}} {
+		want := naiveVocabulary(streams, cs.maxVocab, cs.minCount)
+		for name, c := range map[string]*Counter{"single": single, "merged": merged} {
+			if got := c.Vocabulary(cs.maxVocab, cs.minCount); !slices.Equal(got, want) {
+				t.Errorf("%s Vocabulary(%d, %d): %d entries, first %v; want %d, first %v",
+					name, cs.maxVocab, cs.minCount, len(got), got[:min(3, len(got))], len(want), want[:min(3, len(want))])
+			}
+		}
+	}
+	if single.Len() != merged.Len() || single.Len() != len(naiveVocabulary(streams, 0, 0)) {
+		t.Errorf("Len: single %d, merged %d, naive %d", single.Len(), merged.Len(), len(naiveVocabulary(streams, 0, 0)))
+	}
+}
+
+func TestCounterAddDoesNotAllocate(t *testing.T) {
+	toks := toBytes("the", "cat", "sat", "on", "the", "mat")
+	c := NewCounter()
+	c.Add(toks)
+	if n := testing.AllocsPerRun(100, func() { c.Add(toks) }); n != 0 {
+		t.Errorf("Add of seen tokens: %v allocations", n)
+	}
+}
+
+func TestIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	seen := map[string]bool{}
+	var tokens []string
+	for _, tok := range randomTokens(rng, 5000) {
+		if !seen[string(tok)] {
+			seen[string(tok)] = true
+			tokens = append(tokens, string(tok))
+		}
+	}
+	tokens = append(tokens, "")
+	x, err := NewIndex(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Len() != len(tokens) {
+		t.Errorf("Len = %d, want %d", x.Len(), len(tokens))
+	}
+	for i, tok := range tokens {
+		if id, ok := x.ID([]byte(tok)); !ok || id != int32(i) {
+			t.Errorf("ID(%q) = %d, %v; want %d, true", tok, id, ok, i)
+		}
+	}
+	for _, tok := range []string{"y1", "xxx1", "nope"} {
+		if id, ok := x.ID([]byte(tok)); ok {
+			t.Errorf("ID(%q) = %d, true for a token not in the index", tok, id)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { x.ID([]byte(tokens[7])) }); n != 0 {
+		t.Errorf("ID: %v allocations", n)
+	}
+	_, err = NewIndex([]string{"a", "b", "a"})
+	if !errors.Is(err, ErrDuplicateToken) || !strings.Contains(err.Error(), "ids 0 and 2") {
+		t.Errorf("duplicate token: error %v", err)
+	}
+}
+
+func ExampleCounter() {
+	tk := New(Options{})
+	c := NewCounter()
+	for _, line := range []string{"The cat sat on the mat.", "The dog sat."} {
+		c.Add(tk.Tokens(nil, []byte(line)))
+	}
+	fmt.Println(c.Vocabulary(3, 2))
+	// Output: [{the 3} {sat 2}]
+}
+
+func ExampleIndex() {
+	x, err := NewIndex([]string{"the", "cat", "sat"})
+	if err != nil {
+		panic(err)
+	}
+	for _, tok := range []string{"sat", "dog"} {
+		id, ok := x.ID([]byte(tok))
+		fmt.Println(tok, id, ok)
+	}
+	// Output:
+	// sat 2 true
+	// dog -1 false
+}

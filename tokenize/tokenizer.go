@@ -1,0 +1,314 @@
+package tokenize
+
+import (
+	"errors"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/clipperhouse/uax29/v2/words"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/transform"
+)
+
+// ErrOptions is wrapped by the errors of [Options.Validate].
+var ErrOptions = errors.New("tokenize: invalid options")
+
+// Options configure a [Tokenizer]. The zero value folds case and keeps every
+// segment that holds a letter or a number.
+type Options struct {
+	// KeepCase turns Unicode case folding off.
+	KeepCase bool
+	// MinLength drops tokens shorter than this many runes, counted after
+	// folding. Zero means no minimum.
+	MinLength int
+	// Stopwords are dropped. They are compared with tokens after folding, and
+	// are themselves folded unless KeepCase is set, so that a list read with
+	// [ReadStopwords] works whatever the case of its entries. With KeepCase the
+	// comparison is exact.
+	Stopwords map[string]struct{}
+}
+
+// Validate reports options that make no sense.
+func (o Options) Validate() error {
+	if o.MinLength < 0 {
+		return fmt.Errorf("%w: MinLength %d is negative", ErrOptions, o.MinLength)
+	}
+	return nil
+}
+
+// Stats count what a [Tokenizer] saw.
+type Stats struct {
+	Docs   int64 // documents passed to Tokens
+	Tokens int64 // tokens returned
+	// Dropped counts segments that were neither returned nor white space:
+	// punctuation and symbols (no letter or number), stop words, and tokens
+	// shorter than MinLength.
+	Dropped int64
+	// InvalidUTF8 counts bytes of malformed UTF-8, each replaced by U+FFFD.
+	InvalidUTF8 int64
+}
+
+// Add adds o to s, to merge the statistics of several tokenizers.
+func (s *Stats) Add(o Stats) {
+	s.Docs += o.Docs
+	s.Tokens += o.Tokens
+	s.Dropped += o.Dropped
+	s.InvalidUTF8 += o.InvalidUTF8
+}
+
+// fold is stateless and safe for concurrent use.
+var fold = cases.Fold()
+
+// A Tokenizer splits documents into tokens.
+//
+// A token is a UAX #29 word segment that contains at least one rune that is a
+// letter or a number (unicode.IsLetter or unicode.IsNumber: "x2", "2", "½"
+// and "日" are kept, "--", "..." and "___" are not), case-folded with
+// golang.org/x/text/cases.Fold unless Options.KeepCase is set (so "Straße"
+// becomes "strasse"; Fold applies no language-specific rules, so "İ" becomes
+// "i" followed by U+0307 and "ı" stays as it is).
+//
+// Malformed UTF-8 is replaced before segmentation: every byte that
+// utf8.DecodeRune reports as invalid (width 1) becomes one U+FFFD, as a Go
+// range loop over a string would do. The replacement character is a symbol,
+// so it splits words and is never part of a token: "ab\xffcd" gives "ab" and
+// "cd".
+//
+// A Tokenizer keeps scratch buffers and is not safe for concurrent use; make
+// one per goroutine and merge their [Stats].
+type Tokenizer struct {
+	foldCase bool
+	minLen   int
+	stop     map[string]struct{}
+
+	iter  *words.Iterator[[]byte]
+	arena []byte // folded tokens
+	valid []byte // the document with malformed UTF-8 replaced
+
+	stats Stats
+}
+
+// New returns a Tokenizer. It panics if opt is invalid: check options that
+// come from users with [Options.Validate] first.
+func New(opt Options) *Tokenizer {
+	if err := opt.Validate(); err != nil {
+		panic(err)
+	}
+	t := &Tokenizer{
+		foldCase: !opt.KeepCase,
+		minLen:   opt.MinLength,
+		iter:     words.FromBytes(nil),
+	}
+	if len(opt.Stopwords) > 0 {
+		t.stop = make(map[string]struct{}, len(opt.Stopwords))
+		for w := range opt.Stopwords {
+			if t.foldCase {
+				w = fold.String(w)
+			}
+			t.stop[w] = struct{}{}
+		}
+	}
+	return t
+}
+
+// Stats returns the counts accumulated since the Tokenizer was made.
+func (t *Tokenizer) Stats() Stats { return t.stats }
+
+// Tokens appends the tokens of doc to dst and returns the extended slice.
+// The tokens alias doc or the Tokenizer's scratch space, and stay valid until
+// the next call of Tokens; copy them to keep them longer.
+func (t *Tokenizer) Tokens(dst [][]byte, doc []byte) [][]byte {
+	t.stats.Docs++
+	t.arena = t.arena[:0]
+	p := asciiPrefix(doc)
+	if p == len(doc) {
+		return t.asciiTokens(dst, doc)
+	}
+	if !utf8.Valid(doc[p:]) {
+		doc = t.replaceInvalid(doc, p)
+	}
+	// Segment the ASCII stretches by hand and give the library only what lies
+	// between the last safe split point before a non-ASCII byte and the first
+	// one after it.
+	i := 0
+	for {
+		if p == len(doc) {
+			return t.asciiTokens(dst, doc[i:])
+		}
+		s := p - 1
+		for s > i && !splitsBefore(doc, s) {
+			s--
+		}
+		if s > i {
+			dst = t.asciiTokens(dst, doc[i:s])
+		} else {
+			s = i
+		}
+		e := p + 1
+		for e < len(doc) && (doc[e] >= utf8.RuneSelf || !splitsBefore(doc, e)) {
+			e++
+		}
+		dst = t.unicodeTokens(dst, doc[s:e])
+		i = e
+		p = e + asciiPrefix(doc[e:])
+	}
+}
+
+// replaceInvalid copies doc, whose first p bytes are ASCII, to t.valid with
+// every invalid byte replaced by U+FFFD.
+func (t *Tokenizer) replaceInvalid(doc []byte, p int) []byte {
+	out := append(t.valid[:0], doc[:p]...)
+	for i := p; i < len(doc); {
+		r, n := utf8.DecodeRune(doc[i:])
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+			t.stats.InvalidUTF8++
+		} else {
+			out = append(out, doc[i:i+n]...)
+		}
+		i += n
+	}
+	t.valid = out
+	return out
+}
+
+// asciiTokens appends the tokens of an ASCII text.
+func (t *Tokenizer) asciiTokens(dst [][]byte, text []byte) [][]byte {
+	var kept, dropped int64
+	foldCase, minLen, stop := t.foldCase, t.minLen, t.stop
+	for i := 0; i < len(text); {
+		cl := asciiClass[text[i]]
+		if cl&clWordRune == 0 {
+			// Outside words every segment is one byte, or a run of spaces, or
+			// CR LF; white space is not counted, so bytes can be skipped one
+			// at a time.
+			if cl&(clSpace|clWhite) == 0 {
+				dropped++
+			}
+			i++
+			continue
+		}
+		end, classes := asciiWordEnd(text, i)
+		tok := text[i:end]
+		i = end
+		if classes&(clLetter|clDigit) == 0 || len(tok) < minLen {
+			dropped++
+			continue
+		}
+		if classes&clUpper != 0 && foldCase {
+			tok = t.lowerASCII(tok)
+		}
+		if stop != nil {
+			if _, ok := stop[string(tok)]; ok {
+				dropped++
+				continue
+			}
+		}
+		kept++
+		dst = append(dst, tok)
+	}
+	t.stats.Tokens += kept
+	t.stats.Dropped += dropped
+	return dst
+}
+
+// lowerASCII returns a lower-case copy of tok in the arena.
+func (t *Tokenizer) lowerASCII(tok []byte) []byte {
+	start := len(t.arena)
+	t.arena = append(t.arena, tok...)
+	out := t.arena[start:]
+	for k, c := range out {
+		out[k] = asciiLower[c]
+	}
+	return out[:len(out):len(out)]
+}
+
+// unicodeTokens appends the tokens of a valid UTF-8 text.
+func (t *Tokenizer) unicodeTokens(dst [][]byte, text []byte) [][]byte {
+	t.iter.SetText(text)
+	for t.iter.Next() {
+		tok := t.iter.Value()
+		word, space, ascii, upper := false, true, true, false
+		for k := 0; k < len(tok); {
+			c := tok[k]
+			if c < utf8.RuneSelf {
+				cl := asciiClass[c]
+				word = word || cl&(clLetter|clDigit) != 0
+				space = space && cl&(clSpace|clWhite) != 0
+				upper = upper || cl&clUpper != 0
+				k++
+				continue
+			}
+			r, n := utf8.DecodeRune(tok[k:])
+			word = word || unicode.IsLetter(r) || unicode.IsNumber(r)
+			space = space && unicode.IsSpace(r)
+			ascii = false
+			k += n
+		}
+		if !word {
+			if !space {
+				t.stats.Dropped++
+			}
+			continue
+		}
+		if t.foldCase {
+			switch {
+			case ascii && upper:
+				tok = t.lowerASCII(tok)
+			case !ascii:
+				tok = t.foldUnicode(tok)
+			}
+		}
+		if t.minLen > 0 && utf8.RuneCount(tok) < t.minLen {
+			t.stats.Dropped++
+			continue
+		}
+		if t.stop != nil {
+			if _, ok := t.stop[string(tok)]; ok {
+				t.stats.Dropped++
+				continue
+			}
+		}
+		t.stats.Tokens++
+		dst = append(dst, tok)
+	}
+	return dst
+}
+
+// foldUnicode returns tok case-folded, in the arena unless it was already
+// folded.
+func (t *Tokenizer) foldUnicode(tok []byte) []byte {
+	n, err := fold.Span(tok, true)
+	if n == len(tok) && err == nil {
+		return tok
+	}
+	start := len(t.arena)
+	t.arena = append(t.arena, tok[:n]...)
+	// Full case folding turns one rune into at most three, and at most
+	// triples the number of bytes (U+0390 becomes three two-byte runes), so
+	// one call normally does; the loop only guards against the transformer
+	// asking for more room than that.
+	for src := tok[n:]; len(src) > 0; {
+		w := len(t.arena)
+		t.arena = growLen(t.arena, 3*len(src)+utf8.UTFMax)
+		nDst, nSrc, err := fold.Transform(t.arena[w:], src, true)
+		t.arena = t.arena[:w+nDst]
+		src = src[nSrc:]
+		if err != nil && err != transform.ErrShortDst {
+			panic(fmt.Sprintf("tokenize: case folding valid UTF-8: %v", err))
+		}
+	}
+	out := t.arena[start:]
+	return out[:len(out):len(out)]
+}
+
+// growLen extends b by n bytes of unspecified content.
+func growLen(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), 2*cap(b)+n)
+		copy(nb, b)
+		b = nb
+	}
+	return b[:len(b)+n]
+}

@@ -1,0 +1,243 @@
+package tokenize
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+func TestTokens(t *testing.T) {
+	stop := map[string]struct{}{"The": {}, "of": {}, "STRASSE": {}}
+	cases := []struct {
+		name string
+		opt  Options
+		doc  string
+		want []string
+	}{
+		{"words", Options{}, "It is a truth universally acknowledged,", []string{"it", "is", "a", "truth", "universally", "acknowledged"}},
+		{"tricky ASCII", Options{}, "Can't e.g. 3.14 1,000,000 a:b a..b _x_ x_1 U.S.A. 'quoted' -- ... ___ x2 2",
+			[]string{"can't", "e.g", "3.14", "1,000,000", "a:b", "a", "b", "_x_", "x_1", "u.s.a", "quoted", "x2", "2"}},
+		{"white space", Options{}, "\ta\r\nB\v\fc  d\n", []string{"a", "b", "c", "d"}},
+		{"keep case", Options{KeepCase: true}, "Mr. Darcy's UK", []string{"Mr", "Darcy's", "UK"}},
+		{"accents", Options{}, "Café au lait, CAFÉ", []string{"café", "au", "lait", "café"}},
+		{"sharp s", Options{}, "Straße STRASSE", []string{"strasse", "strasse"}},
+		{"greek", Options{}, "ΣΊΣΥΦΟΣ Σίσυφος", []string{"σίσυφοσ", "σίσυφοσ"}},
+		// Fold has no Turkish rules: dotted capital I becomes i plus U+0307,
+		// and dotless i is left alone.
+		{"turkish", Options{}, "İstanbul ISTANBUL ılık", []string{"i\u0307stanbul", "istanbul", "ılık"}},
+		{"turkish keep case", Options{KeepCase: true}, "İstanbul", []string{"İstanbul"}},
+		// Only decimal digits are Numeric to UAX #29, so "x²" is two segments;
+		// both are kept because superscripts and fractions are numbers.
+		{"numbers", Options{}, "½ Ⅻ ２ x² ⅓3", []string{"½", "ⅻ", "２", "x", "²", "⅓", "3"}},
+		{"symbols dropped", Options{}, "© 👍🏽 — … ¿Qué?", []string{"qué"}},
+		{"ideographs", Options{}, "日本語のテキスト", []string{"日", "本", "語", "の", "テキスト"}},
+		{"combining mark", Options{}, "e\u0301te\u0301 \u0301x", []string{"e\u0301te\u0301", "x"}},
+		{"ideographic space", Options{}, "a \u3000 b\u3000c", []string{"a", "b", "c"}},
+		{"stop words folded", Options{Stopwords: stop}, "The Queen of Sheba, the STRASSE of Straße", []string{"queen", "sheba"}},
+		{"stop words exact with KeepCase", Options{KeepCase: true, Stopwords: stop}, "The Queen of Sheba, the STRASSE Straße",
+			[]string{"Queen", "Sheba", "the", "Straße"}},
+		{"min length", Options{MinLength: 3}, "a an the ox-cart és été", []string{"the", "cart", "été"}},
+		// Length counts runes after folding: ß folds to ss.
+		{"min length after fold", Options{MinLength: 2}, "ß", []string{"ss"}},
+		{"min length keep case", Options{MinLength: 2, KeepCase: true}, "ß", nil},
+		{"invalid byte", Options{}, "ab\xffcd", []string{"ab", "cd"}},
+		{"truncated rune at end", Options{}, "ab\xe2\x82", []string{"ab"}},
+		{"surrogate", Options{}, "\xed\xa0\x80x", []string{"x"}},
+		{"empty", Options{}, "", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tk := New(c.opt)
+			if got := tokensOf(tk, []byte(c.doc)); !slices.Equal(got, c.want) {
+				t.Errorf("Tokens(%q) = %q, want %q", c.doc, got, c.want)
+			}
+			want, wantStats := refTokens(c.opt, []byte(c.doc))
+			if !slices.Equal(want, c.want) {
+				t.Errorf("reference tokens %q, want %q", want, c.want)
+			}
+			if got := tk.Stats(); got != wantStats {
+				t.Errorf("Stats = %+v, reference %+v", got, wantStats)
+			}
+		})
+	}
+}
+
+func TestStats(t *testing.T) {
+	tk := New(Options{MinLength: 2, Stopwords: map[string]struct{}{"the": {}}})
+	tk.Tokens(nil, []byte("The cat, a dog -- \xff\xfe!\n"))
+	tk.Tokens(nil, []byte("ÉTÉ\r\n"))
+	// Kept: cat, dog, été. Dropped: the (stop), a (short), ",", "-", "-",
+	// two U+FFFD, "!". Not counted: spaces, newlines.
+	want := Stats{Docs: 2, Tokens: 3, Dropped: 8, InvalidUTF8: 2}
+	if got := tk.Stats(); got != want {
+		t.Errorf("Stats = %+v, want %+v", got, want)
+	}
+	var sum Stats
+	sum.Add(want)
+	sum.Add(Stats{Docs: 1, Tokens: 2, Dropped: 3, InvalidUTF8: 4})
+	if want := (Stats{Docs: 3, Tokens: 5, Dropped: 11, InvalidUTF8: 6}); sum != want {
+		t.Errorf("Add gives %+v, want %+v", sum, want)
+	}
+}
+
+// TestTokensReuse checks that a Tokenizer leaves documents alone and that
+// its scratch space does not leak between calls.
+func TestTokensReuse(t *testing.T) {
+	tk := New(Options{})
+	docs := []string{"HELLO World", "ΣΊΣΥΦΟΣ héllo", "bad \xff UTF-8 Here", "plain text"}
+	for round := range 3 {
+		for _, d := range docs {
+			doc := []byte(d)
+			got := tokensOf(tk, doc)
+			if string(doc) != d {
+				t.Fatalf("Tokens changed the document %q to %q", d, doc)
+			}
+			want, _ := refTokens(Options{}, doc)
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d: Tokens(%q) = %q, want %q", round, d, got, want)
+			}
+		}
+	}
+	// Appending to dst keeps what is there.
+	dst := [][]byte{[]byte("x")}
+	dst = tk.Tokens(dst, []byte("A b"))
+	if got := fmt.Sprintf("%s", dst); got != "[x a b]" {
+		t.Errorf("appended tokens %s", got)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	err := Options{MinLength: -1}.Validate()
+	if !errors.Is(err, ErrOptions) {
+		t.Errorf("negative MinLength: error %v, want ErrOptions", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("New with invalid options did not panic")
+		}
+	}()
+	New(Options{MinLength: -1})
+}
+
+func TestReadStopwords(t *testing.T) {
+	in := "# English\nthe\n  A  \n\nof # preposition\nStraße\r\n"
+	got, err := ReadStopwords(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct{}{"the": {}, "A": {}, "of": {}, "Straße": {}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ReadStopwords = %v, want %v", got, want)
+	}
+	for _, c := range []struct {
+		in   string
+		line int
+	}{
+		{"the\n\nNew York\n", 3},
+		{"a\n\xff\n", 2},
+	} {
+		_, err := ReadStopwords(strings.NewReader(c.in))
+		var se *StopwordError
+		if !errors.As(err, &se) || se.Line != c.line || !errors.Is(err, ErrStopword) {
+			t.Errorf("ReadStopwords(%q): error %v, want a StopwordError on line %d", c.in, err, c.line)
+		}
+	}
+	_, err = ReadStopwords(strings.NewReader("a\n" + strings.Repeat("x", 1<<17)))
+	var se *StopwordError
+	if !errors.As(err, &se) || se.Line != 2 {
+		t.Errorf("over-long line: error %v, want a StopwordError on line 2", err)
+	}
+}
+
+// mixedDocs are documents that send the tokenizer through both paths, with
+// the characters that matter where the paths meet.
+var mixedDocs = []string{
+	"café au lait", "naïve ASCII then ümlaut, then ASCII again.",
+	"a \u3000 b", "x \u0301y", "x\u200d y", "\u00a0 a", "a \u00a0 b",
+	"e.g.\u00e9 1.\u0661", "don’t can't", "a:é é:a", "\r\né\r\n", "é\r\n\r\na",
+	"\t\u0301\t", "\n\u0301\n", "日本 語 text", "👍🏽 x 🇫🇷🇩🇪 y", "א״ב ש'", "१२३ 1.2",
+	"ab\xffcd", "ab\xe2\x82", "\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 x",
+}
+
+// TestTokensMatchReference compares Tokenizer with the slow reference on
+// documents that mix ASCII and other text, with every option.
+func TestTokensMatchReference(t *testing.T) {
+	opts := []Options{{}, {KeepCase: true}, {MinLength: 2}, {Stopwords: map[string]struct{}{"A": {}, "Ü": {}}}}
+	for _, opt := range opts {
+		for _, d := range mixedDocs {
+			compareWithReference(t, opt, []byte(d))
+		}
+	}
+}
+
+// TestCorporaMatchReference runs the comparison on the real texts, which
+// are nearly all ASCII.
+func TestCorporaMatchReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	for _, name := range []string{"austen.txt.zst", "kjv.txt.zst"} {
+		text := corpus(t, name, 1<<20)
+		tk := New(Options{})
+		for _, doc := range lines(text) {
+			got := tokensOf(tk, doc)
+			want, _ := refTokens(Options{}, doc)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: Tokens(%q) = %q, want %q", name, doc, got, want)
+			}
+		}
+	}
+}
+
+func compareWithReference(t *testing.T, opt Options, doc []byte) {
+	t.Helper()
+	tk := New(opt)
+	toks := tk.Tokens(nil, doc)
+	var got []string
+	for _, tok := range toks {
+		if !utf8.Valid(tok) {
+			t.Fatalf("token %q of %q is not valid UTF-8", tok, doc)
+		}
+		if !bytes.ContainsFunc(tok, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) {
+			t.Fatalf("token %q of %q has no letter or number", tok, doc)
+		}
+		got = append(got, string(tok))
+	}
+	want, wantStats := refTokens(opt, doc)
+	if !slices.Equal(got, want) {
+		t.Fatalf("options %+v: Tokens(%q) = %q, want %q", opt, doc, got, want)
+	}
+	if st := tk.Stats(); st != wantStats {
+		t.Fatalf("options %+v: Tokens(%q) stats %+v, want %+v", opt, doc, st, wantStats)
+	}
+}
+
+func FuzzTokens(f *testing.F) {
+	for _, d := range mixedDocs {
+		f.Add([]byte(d), false, uint8(0))
+	}
+	f.Add([]byte("Can't e.g. 3.14 1,000,000 a:b a..b _x_ x_1 U.S.A. 'quoted' --\t\r\n"), true, uint8(2))
+	f.Fuzz(func(t *testing.T, doc []byte, keepCase bool, minLength uint8) {
+		opt := Options{KeepCase: keepCase, MinLength: int(minLength % 4)}
+		if minLength >= 128 {
+			opt.Stopwords = map[string]struct{}{"the": {}, "STRASSE": {}, "é": {}}
+		}
+		compareWithReference(t, opt, doc)
+	})
+}
+
+func ExampleTokenizer() {
+	tk := New(Options{Stopwords: map[string]struct{}{"the": {}}})
+	for _, tok := range tk.Tokens(nil, []byte("The Straße's 2 cafés—e.g. U.S.A.!")) {
+		fmt.Printf("%s|", tok)
+	}
+	fmt.Printf("\n%+v\n", tk.Stats())
+	// Output:
+	// strasse's|2|cafés|e.g|u.s.a|
+	// {Docs:1 Tokens:5 Dropped:5 InvalidUTF8:0}
+}
