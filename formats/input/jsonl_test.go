@@ -1,0 +1,213 @@
+package input
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestJSONL(t *testing.T) {
+	dir := t.TempDir()
+	content := strings.Join([]string{
+		`{"id": 1, "text": "plain words"}`,
+		`{"text": "esc\"aped \\ \/ \n\t \u00e9 \ud83d\ude00 \ud800 lone", "id": 2}`,
+		``,
+		`  {"meta": {"text": "nested, not this"}, "list": ["text", {"text": 1}], "text": "top level"}  `,
+		`{"id": 4, "text": null}`,
+		`{"id": 5}`,
+		`{"te\u0078t": "escaped key", "text2": "other"}`,
+		`{"text": "first", "text": "last wins"}`,
+		"{\"text\": \"raw \xff bytes kept\"}\r",
+		`{"text": ""}`,
+	}, "\n")
+	opt := Options{TextField: "text"}
+	for name, data := range map[string][]byte{"a.jsonl": []byte(content), "a.jsonl.gz": gzipBytes(t, []byte(content))} {
+		path := writeFile(t, dir, name, data)
+		docs, r := readAll([]string{path}, opt)
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		equalDocs(t, docs, []doc{
+			{"plain words", path, 1},
+			{"esc\"aped \\ / \n\t é 😀 \ufffd lone", path, 2},
+			{"top level", path, 4},
+			{"escaped key", path, 7},
+			{"last wins", path, 8},
+			{"raw \xff bytes kept", path, 9},
+			{"", path, 10},
+		})
+		if n := r.Skipped(); n != 2 {
+			t.Errorf("skipped %d lines, want 2 (null and missing)", n)
+		}
+	}
+}
+
+func TestJSONLErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"text": "ok"}` + "\n"
+	cases := []struct {
+		name   string
+		line   string
+		target error
+		detail string
+	}{
+		{"syntax", `{"text": "unterminated}`, ErrInvalidJSON, "unexpected end of JSON input"},
+		{"garbage", `text: hello`, ErrInvalidJSON, "invalid character"},
+		{"two values", `{"text": "a"} {"text": "b"}`, ErrInvalidJSON, "invalid character"},
+		{"array", `["text", "a"]`, ErrNotObject, "an array"},
+		{"string", `"just a string"`, ErrNotObject, "a string"},
+		{"number", `{"text": 42}`, ErrNotString, "a number"},
+		{"object", `{"text": {"en": "hi"}}`, ErrNotString, "an object"},
+		{"bool", `{"text": true}`, ErrNotString, "a boolean"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// The bad record is the 7th line; a blank line and a skipped
+			// record before it still count as lines.
+			content := good + good + "\n" + `{"text": null}` + "\n" + good + good + c.line + "\n" + good
+			path := writeFile(t, dir, c.name+".jsonl", []byte(content))
+			docs, r := readAll([]string{path}, Options{TextField: "text"})
+			if len(docs) != 4 {
+				t.Errorf("%d documents before the error, want 4", len(docs))
+			}
+			wantParseError(t, r.Err(), path, 7, c.target)
+			if !strings.Contains(r.Err().Error(), c.detail) {
+				t.Errorf("message %q does not say %q", r.Err(), c.detail)
+			}
+		})
+	}
+}
+
+// naiveJSONL is the reference for the JSONL reader, built on encoding/json.
+// It returns the documents, how many records were skipped, and the line of
+// the first error with the error it wraps.
+func naiveJSONL(data []byte, field string, maxLine int) (docs []doc, skipped int64, errLine int64, errTarget error) {
+	lines := strings.Split(string(data), "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		n := int64(i + 1)
+		l = strings.TrimSuffix(l, "\r")
+		if len(l) > maxLine {
+			return docs, skipped, n, ErrLineTooLong
+		}
+		if n == 1 {
+			l = strings.TrimPrefix(l, "\xef\xbb\xbf")
+		}
+		if strings.Trim(l, " \t\r\f\v") == "" {
+			continue
+		}
+		if !json.Valid([]byte(l)) {
+			return docs, skipped, n, ErrInvalidJSON
+		}
+		var v any
+		dec := json.NewDecoder(strings.NewReader(l))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			panic(err)
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return docs, skipped, n, ErrNotObject
+		}
+		switch s := m[field].(type) {
+		case nil:
+			skipped++
+		case string:
+			docs = append(docs, doc{s, "-", n})
+		default:
+			return docs, skipped, n, ErrNotString
+		}
+	}
+	return docs, skipped, 0, nil
+}
+
+// asEncodingJSON replaces each byte of invalid UTF-8 with U+FFFD, as
+// encoding/json does when it decodes a string; the reader passes such bytes
+// through instead.
+func asEncodingJSON(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		b.WriteRune(r)
+		s = s[size:]
+	}
+	return b.String()
+}
+
+func FuzzJSONLReader(f *testing.F) {
+	f.Add([]byte(`{"text": "a b"}` + "\n" + `{"text": null}` + "\n\n" + `{"x": 1, "text": "\u00e9\n"}`))
+	f.Add([]byte(`{"text": "\ud83d\ude00 \udc00 \ud800\u0041", "text": "again"}`))
+	f.Add([]byte(`{"a": [1, {"text": "no"}], "t\u0065xt": "yes"}` + "\r\n" + `[1]`))
+	f.Add([]byte(`{"text": 1e999}` + "\n" + `{"text": "` + strings.Repeat("long ", 50) + `"}`))
+	f.Add([]byte("{\"text\": \"\xff\xfe\"}\n{bad"))
+	f.Add([]byte(`[-0.5e+3, 1E5, -, 01, 1., .5, "\u12G4", "\x", tru, nul]`))
+	f.Add([]byte(`{"a":{"b":[[],{}]},"text":"x"} `))
+	const maxLine = 200
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// The syntax check agrees with encoding/json on any bytes.
+		w := jsonWalker{b: data}
+		if _, _, ok := w.object(func([]byte) bool { return false }); ok != json.Valid(data) {
+			t.Fatalf("walker says valid=%v, json.Valid says %v for %q", ok, !ok, data)
+		}
+		if codecFromMagic(data, "") != codecNone {
+			return
+		}
+		withStdin(t, data)
+		got, r := readAll([]string{"-"}, Options{TextField: "text", MaxLineBytes: maxLine})
+		want, skipped, errLine, target := naiveJSONL(data, "text", maxLine)
+		if errLine > 0 {
+			var pe *ParseError
+			if !errors.As(r.Err(), &pe) || pe.Line != errLine || !errors.Is(r.Err(), target) {
+				t.Fatalf("error %v, want %v at line %d", r.Err(), target, errLine)
+			}
+		} else if r.Err() != nil {
+			t.Fatal(r.Err())
+		}
+		if len(got) != len(want) {
+			t.Fatalf("got %d documents, want %d\ngot:  %+v\nwant: %+v", len(got), len(want), got, want)
+		}
+		for i := range got {
+			if g := asEncodingJSON(got[i].Text); g != want[i].Text || got[i].Line != want[i].Line {
+				t.Fatalf("document %d: got %q at line %d, want %q at line %d", i, g, got[i].Line, want[i].Text, want[i].Line)
+			}
+			// Valid UTF-8 in the file must come out byte for byte.
+			if utf8.ValidString(got[i].Text) && got[i].Text != want[i].Text {
+				t.Fatalf("document %d changed: %q", i, got[i].Text)
+			}
+		}
+		if r.Skipped() != skipped {
+			t.Fatalf("skipped %d, want %d", r.Skipped(), skipped)
+		}
+	})
+}
+
+// The walker must accept exactly what encoding/json accepts.
+func TestJSONWalkerAgreesWithValid(t *testing.T) {
+	cases := []string{
+		``, ` `, `{}`, ` {} `, `{} x`, `[]`, `[1,]`, `[1 2]`, `[`, `]`, `{"a":[}`, `{"a":1,}`, `{"a" 1}`,
+		`{1:2}`, `{"a":1 "b":2}`, `{"a":{"b":{}}}`, `"`, `"abc`, `"\"`, `"\\"`, `"\x"`, `"\/"`,
+		`"\u12G4"`, `"\u12"`, `"\u00e9"`, `"\ud800"`, "\"\t\"", "\"\x7f\"", "\"\xff\xfe\"", "\"a\x00\"",
+		`0`, `-0`, `01`, `-01`, `1.`, `.5`, `-`, `1e`, `1e+`, `1E-7`, `0.0e-0`, `-1.5e+30`, `1ee2`, `+1`,
+		`true`, `tru`, `false`, `fals`, `null`, `nul`, `nulll`, `1 2`, `true false`, `[true,false,null]`,
+		"{\"a\":\t1\r\n}", "\v{}", "{}\f",
+		strings.Repeat("[", jsonMaxDepth) + strings.Repeat("]", jsonMaxDepth),
+		strings.Repeat("[", jsonMaxDepth+1) + strings.Repeat("]", jsonMaxDepth+1),
+		`{"a":` + strings.Repeat("[", jsonMaxDepth-1) + strings.Repeat("]", jsonMaxDepth-1) + `}`,
+		`{"a":` + strings.Repeat("[", jsonMaxDepth) + strings.Repeat("]", jsonMaxDepth) + `}`,
+	}
+	for _, c := range cases {
+		w := jsonWalker{b: []byte(c)}
+		_, _, ok := w.object(func([]byte) bool { return false })
+		if want := json.Valid([]byte(c)); ok != want {
+			name := c
+			if len(name) > 40 {
+				name = name[:40] + "..."
+			}
+			t.Errorf("%q: walker says valid=%v, json.Valid %v", name, ok, want)
+		}
+	}
+}

@@ -1,0 +1,266 @@
+package input
+
+import (
+	"bufio"
+	"bytes"
+	"compress/bzip2"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// stdin is what the path "-" reads; tests replace it.
+var stdin io.Reader = os.Stdin
+
+// Fingerprint identifies the raw bytes of an input, before decompression, so
+// that a manifest can tell whether an output is still up to date.
+type Fingerprint struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Codec names used in messages.
+const (
+	codecNone  = ""
+	codecGzip  = "gzip"
+	codecZstd  = "zstd"
+	codecBzip2 = "bzip2"
+)
+
+var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// bzip2 streams start "BZh" and a block-size digit, then either the magic of
+// the first block (the digits of pi) or that of the end of an empty stream
+// (the digits of sqrt(pi)); requiring all ten bytes keeps a text file that
+// happens to begin with "BZh" from being taken for bzip2.
+var (
+	bzip2BlockMagic = []byte{0x31, 0x41, 0x59, 0x26, 0x53, 0x59}
+	bzip2EndMagic   = []byte{0x17, 0x72, 0x45, 0x38, 0x50, 0x90}
+)
+
+const magicLen = 10
+
+// zstdMaxWindow bounds the memory a (possibly hostile) zstd frame can make
+// the decoder reserve; 128 MiB covers every window the zstd command writes,
+// including --ultra -22 and --long.
+const zstdMaxWindow = 1 << 27
+
+// File is an opened input: reading it yields the decompressed bytes while
+// the raw bytes are hashed for the fingerprint.
+type File struct {
+	path  string
+	codec string
+	raw   *hashingReader
+	buf   *bufio.Reader // over raw: lets Open peek at the magic bytes
+	dec   io.Reader     // the decompressed stream; buf itself for plain files
+	close func() error  // releases the decoder and the OS file
+	err   error         // first error other than io.EOF, sticky
+	eof   bool
+}
+
+// Open opens path ("-" for stdin) and returns a reader of its decompressed
+// bytes. Compression is recognised by magic bytes, so a mislabelled file is
+// still read correctly; the extension (.gz, .zst, .bz2) only serves to
+// report a file that is not what its name says. Errors are *ParseError.
+func Open(path string) (*File, error) {
+	if path == "-" {
+		return newFile(path, stdin, nil)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &ParseError{Path: path, Err: unwrapPathError(err)}
+	}
+	file, err := newFile(path, f, f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return file, nil
+}
+
+// unwrapPathError drops the *fs.PathError layer, whose message repeats the
+// path that ParseError already shows; errors.Is(err, fs.ErrNotExist) still
+// holds because the errno underneath implements it.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}
+
+func newFile(path string, r io.Reader, closer io.Closer) (*File, error) {
+	raw := &hashingReader{r: r, h: sha256.New()}
+	f := &File{path: path, raw: raw, buf: bufio.NewReaderSize(raw, 1<<16)}
+	head, err := f.buf.Peek(magicLen)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, &ParseError{Path: path, Err: unwrapPathError(err)}
+	}
+	want := codecFromExt(path)
+	f.codec = codecFromMagic(head, want)
+	if want != codecNone && f.codec == codecNone {
+		found := "an empty file"
+		if len(head) > 0 {
+			found = fmt.Sprintf("begins %q", head[:min(len(head), 4)])
+		}
+		return nil, &ParseError{Path: path, Err: fmt.Errorf("not %s data (%s): %w", want, found, ErrWrongMagic)}
+	}
+	closeRaw := func() error { return nil }
+	if closer != nil {
+		closeRaw = closer.Close
+	}
+	f.close = closeRaw
+	switch f.codec {
+	case codecNone:
+		f.dec = f.buf
+	case codecGzip:
+		zr, err := gzip.NewReader(f.buf)
+		if err != nil {
+			return nil, &ParseError{Path: path, Err: corrupt(codecGzip, err)}
+		}
+		f.dec = zr
+	case codecZstd:
+		zr, err := zstd.NewReader(f.buf, zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			return nil, &ParseError{Path: path, Err: corrupt(codecZstd, err)}
+		}
+		f.dec = zr
+		f.close = func() error { zr.Close(); return closeRaw() }
+	case codecBzip2:
+		f.dec = bzip2.NewReader(f.buf)
+	}
+	return f, nil
+}
+
+func corrupt(codec string, err error) error {
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%w (%s): %w", ErrCorrupt, codec, err)
+}
+
+func codecFromExt(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".gz", ".gzip":
+		return codecGzip
+	case ".zst", ".zstd":
+		return codecZstd
+	case ".bz2", ".bzip2":
+		return codecBzip2
+	}
+	return codecNone
+}
+
+// codecFromMagic recognises the stream format from its first bytes. want is
+// the codec the extension promises; a file named .bz2 is handed to the bzip2
+// decoder on its short "BZh" signature alone, so that a stream truncated
+// inside its first block header is reported as truncated bzip2.
+func codecFromMagic(head []byte, want string) string {
+	switch {
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		return codecGzip
+	case bytes.HasPrefix(head, zstdMagic):
+		return codecZstd
+	case len(head) >= 4 && string(head[:3]) == "BZh" && '1' <= head[3] && head[3] <= '9':
+		if want == codecBzip2 || len(head) >= 10 && (bytes.Equal(head[4:10], bzip2BlockMagic) || bytes.Equal(head[4:10], bzip2EndMagic)) {
+			return codecBzip2
+		}
+	}
+	return codecNone
+}
+
+// Read reads decompressed bytes. A corrupt or truncated compressed stream is
+// reported as an error wrapping ErrCorrupt, never as an early io.EOF.
+func (f *File) Read(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	if f.eof {
+		return 0, io.EOF
+	}
+	n, err := f.dec.Read(p)
+	switch {
+	case err == nil:
+	case err == io.EOF:
+		// A decoder may stop at the end of its last frame; the fingerprint
+		// covers the whole file, so whatever follows is hashed too.
+		if _, derr := io.Copy(io.Discard, f.buf); derr != nil {
+			f.err = &ParseError{Path: f.path, Err: unwrapPathError(derr)}
+			return n, f.err
+		}
+		f.eof = true
+	case f.codec == codecNone:
+		f.err = &ParseError{Path: f.path, Err: unwrapPathError(err)}
+	default:
+		f.err = &ParseError{Path: f.path, Err: corrupt(f.codec, err)}
+	}
+	if f.err != nil {
+		return n, f.err
+	}
+	return n, err
+}
+
+// Close releases the decoder and closes the file (stdin is left open).
+func (f *File) Close() error {
+	if f.close == nil {
+		return nil
+	}
+	err := f.close()
+	f.close = nil
+	return err
+}
+
+// Path returns the path the file was opened with.
+func (f *File) Path() string { return f.path }
+
+// Compression returns the detected compression ("gzip", "zstd", "bzip2") or
+// "" for an uncompressed file.
+func (f *File) Compression() string { return f.codec }
+
+// Fingerprint returns the size and SHA-256 of the raw bytes read so far;
+// once Read has returned io.EOF it describes the whole file.
+func (f *File) Fingerprint() Fingerprint {
+	return Fingerprint{Path: f.path, Size: f.raw.n, SHA256: hex.EncodeToString(f.raw.h.Sum(nil))}
+}
+
+// FingerprintFile hashes the raw bytes of the file at path without
+// decoding it.
+func FingerprintFile(path string) (Fingerprint, error) {
+	if path == "-" {
+		return Fingerprint{}, &ParseError{Path: path, Err: errors.New("input: cannot fingerprint stdin without consuming it")}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Fingerprint{}, &ParseError{Path: path, Err: unwrapPathError(err)}
+	}
+	defer f.Close()
+	raw := &hashingReader{r: f, h: sha256.New()}
+	if _, err := io.CopyBuffer(io.Discard, raw, make([]byte, 1<<20)); err != nil {
+		return Fingerprint{}, &ParseError{Path: path, Err: unwrapPathError(err)}
+	}
+	return Fingerprint{Path: path, Size: raw.n, SHA256: hex.EncodeToString(raw.h.Sum(nil))}, nil
+}
+
+// hashingReader hashes and counts everything read through it.
+type hashingReader struct {
+	r io.Reader
+	h hash.Hash
+	n int64
+}
+
+func (h *hashingReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.h.Write(p[:n])
+	h.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,237 @@
+package input
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// austenBz2Text is the content of testdata/austen.txt.bz2.
+const austenBz2Text = "It is a truth universally acknowledged,\r\nthat a single man in possession of a good fortune,\r\n\r\nmust be in want of a wife.\r\n"
+
+func sampleText() []byte {
+	var b bytes.Buffer
+	for i := range 2000 {
+		b.WriteString("line ")
+		b.WriteString(strings.Repeat("x", i%37))
+		b.WriteString(" é\n")
+	}
+	return b.Bytes()
+}
+
+func TestOpenDecompresses(t *testing.T) {
+	text := sampleText()
+	dir := t.TempDir()
+	cases := []struct {
+		name  string
+		data  func(t *testing.T) []byte
+		codec string
+	}{
+		{"plain.txt", func(*testing.T) []byte { return text }, ""},
+		{"a.gz", func(t *testing.T) []byte { return gzipBytes(t, text) }, "gzip"},
+		{"a.zst", func(t *testing.T) []byte { return zstdBytes(t, text) }, "zstd"},
+		{"a.bz2", func(t *testing.T) []byte { return bzip2Bytes(t, text) }, "bzip2"},
+		// Mislabelled or unlabelled files are recognised by their magic bytes.
+		{"zstd-named.gz", func(t *testing.T) []byte { return zstdBytes(t, text) }, "zstd"},
+		{"gzip-named.txt", func(t *testing.T) []byte { return gzipBytes(t, text) }, "gzip"},
+		{"bzip2-noext", func(t *testing.T) []byte { return bzip2Bytes(t, text) }, "bzip2"},
+		{"gzip-named.bz2", func(t *testing.T) []byte { return gzipBytes(t, text) }, "gzip"},
+		// Concatenated gzip members and zstd frames form one stream.
+		{"multi.gz", func(t *testing.T) []byte {
+			return append(gzipBytes(t, text[:1000]), gzipBytes(t, text[1000:])...)
+		}, "gzip"},
+		{"multi.zst", func(t *testing.T) []byte {
+			return append(zstdBytes(t, text[:1000]), zstdBytes(t, text[1000:])...)
+		}, "zstd"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			raw := c.data(t)
+			path := writeFile(t, dir, c.name, raw)
+			f, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Compression() != c.codec {
+				t.Errorf("compression %q, want %q", f.Compression(), c.codec)
+			}
+			got, err := readFileAll(t, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, text) {
+				t.Fatalf("decoded %d bytes, want %d bytes of the original", len(got), len(text))
+			}
+			sum := sha256.Sum256(raw)
+			want := Fingerprint{Path: path, Size: int64(len(raw)), SHA256: hex.EncodeToString(sum[:])}
+			if fp := f.Fingerprint(); fp != want {
+				t.Errorf("fingerprint %+v, want %+v", fp, want)
+			}
+			if fp, err := FingerprintFile(path); err != nil || fp != want {
+				t.Errorf("FingerprintFile = %+v, %v; want %+v", fp, err, want)
+			}
+		})
+	}
+}
+
+func TestOpenCommittedBzip2(t *testing.T) {
+	f, err := Open(filepath.Join("testdata", "austen.txt.bz2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readFileAll(t, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != austenBz2Text {
+		t.Fatalf("got %q, want %q", got, austenBz2Text)
+	}
+}
+
+func TestOpenStdin(t *testing.T) {
+	raw := gzipBytes(t, []byte("from stdin\n"))
+	withStdin(t, raw)
+	f, err := Open("-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readFileAll(t, f)
+	if err != nil || string(got) != "from stdin\n" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if fp := f.Fingerprint(); fp.Path != "-" || fp.Size != int64(len(raw)) {
+		t.Errorf("fingerprint %+v, want path - and size %d", fp, len(raw))
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	text := sampleText()
+	dir := t.TempDir()
+	gz := gzipBytes(t, text)
+	zst := zstdBytes(t, text)
+	bz2, err := os.ReadFile(filepath.Join("testdata", "austen.txt.bz2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	corruptBz2 := bytes.Clone(bz2)
+	for i := 20; i < len(corruptBz2)-10; i++ {
+		corruptBz2[i] ^= 0x5a
+	}
+	cases := []struct {
+		name   string
+		data   []byte
+		target error
+		atOpen bool // the error comes from Open, not from reading
+	}{
+		{"truncated.gz", gz[:len(gz)/2], ErrCorrupt, false},
+		{"truncated-trailer.gz", gz[:len(gz)-3], ErrCorrupt, false},
+		{"truncated-header.gz", gz[:5], ErrCorrupt, true},
+		{"truncated.zst", zst[:len(zst)/2], ErrCorrupt, false},
+		{"truncated.bz2", bz2[:len(bz2)/2], ErrCorrupt, false},
+		{"corrupt.bz2", corruptBz2, ErrCorrupt, false},
+		{"short.bz2", bz2[:6], ErrCorrupt, false},
+		{"text.gz", []byte("hello world\n"), ErrWrongMagic, true},
+		{"text.zst", []byte("hello world\n"), ErrWrongMagic, true},
+		{"text.bz2", []byte("hello world\n"), ErrWrongMagic, true},
+		{"empty.gz", nil, ErrWrongMagic, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, dir, c.name, c.data)
+			f, err := Open(path)
+			if c.atOpen {
+				if err == nil {
+					f.Close()
+					t.Fatal("Open succeeded")
+				}
+				wantParseError(t, err, path, 0, c.target)
+				return
+			}
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			_, err = readFileAll(t, f)
+			if err == nil {
+				t.Fatal("reading succeeded")
+			}
+			wantParseError(t, err, path, 0, c.target)
+			if !strings.Contains(err.Error(), f.Compression()) {
+				t.Errorf("message %q does not name the compression", err)
+			}
+		})
+	}
+	t.Run("missing", func(t *testing.T) {
+		path := filepath.Join(dir, "missing.txt")
+		_, err := Open(path)
+		wantParseError(t, err, path, 0, fs.ErrNotExist)
+		if strings.Count(err.Error(), path) != 1 {
+			t.Errorf("message %q should name the path once", err)
+		}
+	})
+}
+
+// A text file that merely starts with "BZh" is not bzip2.
+func TestOpenTextStartingLikeBzip2(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "bz.txt", []byte("BZh9 is not a stream\n"))
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readFileAll(t, f)
+	if err != nil || string(got) != "BZh9 is not a stream\n" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+}
+
+func FuzzDecompress(f *testing.F) {
+	text := []byte("one\ntwo\r\n\nthree")
+	gz := gzipBytes(f, text)
+	zst := zstdBytes(f, text)
+	bz2, err := os.ReadFile(filepath.Join("testdata", "austen.txt.bz2"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range [][]byte{text, gz, zst, bz2, gz[:len(gz)-5], zst[:len(zst)-3], bz2[:len(bz2)-9], nil} {
+		for name := range byte(4) {
+			f.Add(seed, name)
+		}
+	}
+	names := []string{"x", "x.gz", "x.zst", "x.bz2"}
+	f.Fuzz(func(t *testing.T, data []byte, name byte) {
+		path := names[int(name)%len(names)]
+		file, err := newFile(path, bytes.NewReader(data), nil)
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Path != path {
+				t.Fatalf("error %v is not a *ParseError naming %s", err, path)
+			}
+			return
+		}
+		defer file.Close()
+		// A small input can expand enormously; the bound keeps the fuzzer fast.
+		out, err := io.ReadAll(io.LimitReader(file, 1<<22))
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Path != path {
+				t.Fatalf("error %v is not a *ParseError naming %s", err, path)
+			}
+			return
+		}
+		if file.Compression() == "" && !bytes.Equal(out, data) {
+			t.Fatalf("plain data changed: %q -> %q", data, out)
+		}
+		if len(out) < 1<<22 {
+			sum := sha256.Sum256(data)
+			if fp := file.Fingerprint(); fp.Size != int64(len(data)) || fp.SHA256 != hex.EncodeToString(sum[:]) {
+				t.Fatalf("fingerprint %+v does not describe the %d input bytes", fp, len(data))
+			}
+		}
+	})
+}

@@ -1,0 +1,130 @@
+package input
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Format is the layout of the documents inside an input.
+type Format int
+
+const (
+	Text    Format = iota // a document per line, or per paragraph (Options.DocSep)
+	JSONL                 // a JSON object per line; the document is Options.TextField
+	Parquet               // the document is the string column Options.TextColumn
+)
+
+func (f Format) String() string {
+	switch f {
+	case Text:
+		return "text"
+	case JSONL:
+		return "jsonl"
+	case Parquet:
+		return "parquet"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// ParseFormat maps the names printed by Format.String back to formats, for
+// command-line flags and configuration files.
+func ParseFormat(s string) (Format, error) {
+	switch s {
+	case "text", "txt":
+		return Text, nil
+	case "jsonl", "ndjson":
+		return JSONL, nil
+	case "parquet":
+		return Parquet, nil
+	}
+	return 0, fmt.Errorf("input: unknown format %q (want text, jsonl or parquet)", s)
+}
+
+// Document separators for Text.
+const (
+	DocSepLine  = "line"
+	DocSepBlank = "blank"
+)
+
+// DefaultMaxLineBytes bounds one line (or one paragraph) so that a file
+// without newlines is reported instead of exhausting memory.
+const DefaultMaxLineBytes = 64 << 20
+
+// Options say how inputs are split into documents.
+type Options struct {
+	// Format of every input. The zero value means Text, unless TextField
+	// is set (then JSONL) or TextColumn is set (then Parquet).
+	Format Format
+	// DocSep is "line" (the default): every non-blank line is a document;
+	// or "blank": paragraphs separated by blank lines (lines holding only
+	// spaces and tabs count as blank), their lines joined with '\n'.
+	// Text only.
+	DocSep string
+	// TextField names the top-level string field of each JSONL object. Lines
+	// where it is null or missing are skipped and counted (Reader.Skipped).
+	TextField string
+	// TextColumn names the Parquet string column; nested columns are named
+	// by their dotted path. Null values are skipped and counted.
+	TextColumn string
+	// MaxLineBytes bounds a line (text, JSONL) or a paragraph; longer ones
+	// are an error. Zero means DefaultMaxLineBytes.
+	MaxLineBytes int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Format == Text {
+		switch {
+		case o.TextField != "" && o.TextColumn == "":
+			o.Format = JSONL
+		case o.TextColumn != "" && o.TextField == "":
+			o.Format = Parquet
+		}
+	}
+	if o.DocSep == "" {
+		o.DocSep = DocSepLine
+	}
+	if o.MaxLineBytes == 0 {
+		o.MaxLineBytes = DefaultMaxLineBytes
+	}
+	return o
+}
+
+// Validate reports settings that contradict each other.
+func (o Options) Validate() error {
+	if o.TextField != "" && o.TextColumn != "" {
+		return errors.New("input: set TextField (JSONL) or TextColumn (Parquet), not both")
+	}
+	if o.MaxLineBytes < 0 {
+		return fmt.Errorf("input: MaxLineBytes is %d, want >= 0", o.MaxLineBytes)
+	}
+	o = o.withDefaults()
+	if o.DocSep != DocSepLine && o.DocSep != DocSepBlank {
+		return fmt.Errorf("input: DocSep %q, want %q or %q", o.DocSep, DocSepLine, DocSepBlank)
+	}
+	switch o.Format {
+	case Text:
+		if o.TextField != "" || o.TextColumn != "" {
+			return errors.New("input: TextField and TextColumn do not apply to text input")
+		}
+	case JSONL:
+		if o.TextField == "" {
+			return errors.New("input: JSONL input needs TextField")
+		}
+		if o.TextColumn != "" {
+			return errors.New("input: TextColumn does not apply to JSONL input")
+		}
+	case Parquet:
+		if o.TextColumn == "" {
+			return errors.New("input: Parquet input needs TextColumn")
+		}
+		if o.TextField != "" {
+			return errors.New("input: TextField does not apply to Parquet input")
+		}
+	default:
+		return fmt.Errorf("input: unknown %v", o.Format)
+	}
+	if o.DocSep == DocSepBlank && o.Format != Text {
+		return fmt.Errorf("input: DocSep %q applies only to text input", o.DocSep)
+	}
+	return nil
+}

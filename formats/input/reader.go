@@ -1,0 +1,207 @@
+package input
+
+import (
+	"io"
+	"slices"
+)
+
+// Document is one document of the input. Text is valid only until the next
+// call to Next or NextBatch: buffers are reused.
+type Document struct {
+	Text []byte
+	Path string
+	Line int64 // 1-based line (text, JSONL) or row (Parquet) where the document starts
+}
+
+// Reader reads the documents of a sequence of inputs in order, in the manner
+// of bufio.Scanner: call Next until it returns false, then check Err.
+type Reader struct {
+	paths []string
+	opt   Options
+
+	nextPath int       // index in paths of the next input to open
+	src      docSource // the open input, nil between inputs
+	doc      Document
+	held     bool // doc was read by NextBatch but did not fit; Next returns it again
+	done     bool
+	err      error
+
+	ndocs   int64 // documents returned so far, including doc
+	nskip   int64 // skipped records of inputs already closed
+	fps     []Fingerprint
+	lineBuf []byte // the line scanner's buffer, reused from input to input
+}
+
+// NewReader returns a Reader of the documents in paths ("-" is stdin).
+// Invalid options are reported by Err after the first call to Next.
+func NewReader(paths []string, opt Options) *Reader {
+	r := &Reader{paths: paths, opt: opt.withDefaults()}
+	if err := opt.Validate(); err != nil {
+		r.err, r.done = err, true
+	}
+	return r
+}
+
+// Next advances to the next document, opening the next input when one is
+// exhausted. It returns false at the end of the last input or on error.
+func (r *Reader) Next() bool {
+	if r.held {
+		r.held = false
+		return true
+	}
+	if r.done {
+		return false
+	}
+	for {
+		if r.src == nil {
+			if r.nextPath == len(r.paths) {
+				r.done = true
+				return false
+			}
+			src, err := r.open(r.paths[r.nextPath])
+			if err != nil {
+				r.fail(err)
+				return false
+			}
+			r.src = src
+		}
+		text, line, err := r.src.next()
+		switch err {
+		case nil:
+			r.doc = Document{Text: text, Path: r.paths[r.nextPath], Line: line}
+			r.ndocs++
+			return true
+		case io.EOF:
+			if err := r.finishInput(); err != nil {
+				r.fail(err)
+				return false
+			}
+		default:
+			r.fail(err)
+			return false
+		}
+	}
+}
+
+func (r *Reader) open(path string) (docSource, error) {
+	if r.opt.Format == Parquet {
+		return openParquet(path, r.opt.TextColumn)
+	}
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if r.lineBuf == nil {
+		r.lineBuf = newLineBuffer(r.opt.MaxLineBytes)
+	}
+	lines := newLineScanner(f, r.lineBuf, r.opt.MaxLineBytes)
+	if r.opt.Format == JSONL {
+		return &jsonlSource{lines: lines, field: r.opt.TextField}, nil
+	}
+	return &textSource{lines: lines, paragraphs: r.opt.DocSep == DocSepBlank}, nil
+}
+
+func (r *Reader) finishInput() error {
+	path := r.paths[r.nextPath]
+	fp, err := r.src.fingerprint()
+	r.nskip += r.src.skipped()
+	if cerr := r.src.close(); err == nil {
+		err = cerr
+	}
+	r.src = nil
+	r.nextPath++
+	if err != nil {
+		return atLine(path, 0, err)
+	}
+	r.fps = append(r.fps, fp)
+	return nil
+}
+
+func (r *Reader) fail(err error) {
+	r.err, r.done = err, true
+	if r.src != nil {
+		r.nskip += r.src.skipped()
+		r.src.close()
+		r.src = nil
+	}
+}
+
+// Doc returns the current document.
+func (r *Reader) Doc() Document { return r.doc }
+
+// Err returns the first error met, nil at a clean end. Problems with the
+// data are *ParseError values naming the input and line or row.
+func (r *Reader) Err() error { return r.err }
+
+// Skipped counts the records passed over because their text was null or
+// missing (JSONL field, Parquet column).
+func (r *Reader) Skipped() int64 {
+	n := r.nskip
+	if r.src != nil {
+		n += r.src.skipped()
+	}
+	return n
+}
+
+// Fingerprints describes every input read to its end so far, in order.
+func (r *Reader) Fingerprints() []Fingerprint { return slices.Clone(r.fps) }
+
+// Close releases the open input. Reading stops; it is safe to call twice.
+func (r *Reader) Close() error {
+	r.done, r.held = true, false
+	if r.src == nil {
+		return nil
+	}
+	r.nskip += r.src.skipped()
+	err := r.src.close()
+	r.src = nil
+	return err
+}
+
+// Batch is a run of consecutive documents whose text the batch owns, packed
+// into one buffer, so it can be handed to another goroutine while the
+// Reader goes on.
+type Batch struct {
+	Docs  [][]byte // the texts, slices of one shared buffer
+	Paths []string // input of each document
+	Lines []int64  // line or row of each document
+	Seq   int64    // 0-based ordinal of Docs[0] among all documents of the Reader
+
+	buf  []byte
+	ends []int
+}
+
+// Len returns the number of documents in the batch.
+func (b *Batch) Len() int { return len(b.Docs) }
+
+// NextBatch fills b with the next documents, up to maxBytes of text in all
+// but always at least one document, reusing b's storage (so b must not be
+// in use elsewhere). It returns false at the end or on error, like Next.
+func (r *Reader) NextBatch(b *Batch, maxBytes int) bool {
+	if cap(b.buf) < maxBytes {
+		b.buf = make([]byte, 0, maxBytes)
+	}
+	b.buf, b.ends = b.buf[:0], b.ends[:0]
+	b.Docs, b.Paths, b.Lines = b.Docs[:0], b.Paths[:0], b.Lines[:0]
+	for r.Next() {
+		d := r.doc
+		if len(b.ends) > 0 && len(b.buf)+len(d.Text) > maxBytes {
+			r.held = true
+			break
+		}
+		if len(b.ends) == 0 {
+			b.Seq = r.ndocs - 1
+		}
+		b.buf = append(b.buf, d.Text...)
+		b.ends = append(b.ends, len(b.buf))
+		b.Paths = append(b.Paths, d.Path)
+		b.Lines = append(b.Lines, d.Line)
+	}
+	// Slices are cut only now: appending may have moved the buffer.
+	start := 0
+	for _, end := range b.ends {
+		b.Docs = append(b.Docs, b.buf[start:end:end])
+		start = end
+	}
+	return len(b.Docs) > 0
+}

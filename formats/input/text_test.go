@@ -1,0 +1,390 @@
+package input
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+func TestTextLines(t *testing.T) {
+	dir := t.TempDir()
+	content := "\xef\xbb\xbffirst\r\n\n  \t\nsecond line\r\nthird\rinner\n\xff\xfe bad utf8\nlast without newline"
+	want := func(path string) []doc {
+		return []doc{
+			{"first", path, 1},
+			{"second line", path, 4},
+			{"third\rinner", path, 5},
+			{"\xff\xfe bad utf8", path, 6},
+			{"last without newline", path, 7},
+		}
+	}
+	files := map[string][]byte{
+		"a.txt":     []byte(content),
+		"a.txt.gz":  gzipBytes(t, []byte(content)),
+		"a.txt.zst": zstdBytes(t, []byte(content)),
+	}
+	for name, data := range files {
+		t.Run(name, func(t *testing.T) {
+			path := writeFile(t, dir, name, data)
+			equalDocs(t, mustReadAll(t, []string{path}, Options{}), want(path))
+		})
+	}
+	t.Run("bzip2", func(t *testing.T) {
+		path := writeFile(t, dir, "a.txt.bz2", bzip2Bytes(t, []byte(content)))
+		equalDocs(t, mustReadAll(t, []string{path}, Options{}), want(path))
+	})
+	t.Run("stdin", func(t *testing.T) {
+		withStdin(t, zstdBytes(t, []byte(content)))
+		equalDocs(t, mustReadAll(t, []string{"-"}, Options{DocSep: DocSepLine}), want("-"))
+	})
+}
+
+func TestTextParagraphs(t *testing.T) {
+	dir := t.TempDir()
+	content := "\r\n\n  \nOne\r\ntwo  \r\n\r\n\r\n\t\r\nthree\nfour\nfive\n\n\nsix\n \n\n"
+	path := writeFile(t, dir, "p.txt", []byte(content))
+	want := []doc{
+		{"One\ntwo  ", path, 4},
+		{"three\nfour\nfive", path, 9},
+		{"six", path, 14},
+	}
+	equalDocs(t, mustReadAll(t, []string{path}, Options{DocSep: DocSepBlank}), want)
+
+	// The last paragraph need not end with a newline.
+	path2 := writeFile(t, dir, "q.txt", []byte("a\nb\n\nc\nd"))
+	equalDocs(t, mustReadAll(t, []string{path2}, Options{DocSep: DocSepBlank}),
+		[]doc{{"a\nb", path2, 1}, {"c\nd", path2, 4}})
+
+	// The committed bzip2 file: CRLF paragraphs.
+	bz := filepath.Join("testdata", "austen.txt.bz2")
+	equalDocs(t, mustReadAll(t, []string{bz}, Options{DocSep: DocSepBlank}), []doc{
+		{"It is a truth universally acknowledged,\nthat a single man in possession of a good fortune,", bz, 1},
+		{"must be in want of a wife.", bz, 4},
+	})
+}
+
+func TestReaderSeveralInputs(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.txt", []byte("a1\na2\n"))
+	empty := writeFile(t, dir, "empty.txt", nil)
+	b := writeFile(t, dir, "b.gz", gzipBytes(t, []byte("b1\n")))
+	withStdin(t, []byte("s1\ns2"))
+	r := NewReader([]string{a, empty, "-", b}, Options{})
+	var got []doc
+	for r.Next() {
+		d := r.Doc()
+		got = append(got, doc{string(d.Text), d.Path, d.Line})
+		if d.Path == b {
+			// Only inputs read to the end have a fingerprint.
+			if n := len(r.Fingerprints()); n != 3 {
+				t.Errorf("%d fingerprints while reading the fourth input, want 3", n)
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	equalDocs(t, got, []doc{{"a1", a, 1}, {"a2", a, 2}, {"s1", "-", 1}, {"s2", "-", 2}, {"b1", b, 1}})
+	fps := r.Fingerprints()
+	wantPaths := []string{a, empty, "-", b}
+	wantSizes := []int64{6, 0, 5, int64(len(gzipBytes(t, []byte("b1\n"))))}
+	if len(fps) != len(wantPaths) {
+		t.Fatalf("%d fingerprints, want %d", len(fps), len(wantPaths))
+	}
+	for i, fp := range fps {
+		if fp.Path != wantPaths[i] || fp.Size != wantSizes[i] {
+			t.Errorf("fingerprint %d = %+v, want path %s size %d", i, fp, wantPaths[i], wantSizes[i])
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Next() {
+		t.Error("Next after Close returned true")
+	}
+}
+
+func TestTextErrors(t *testing.T) {
+	dir := t.TempDir()
+	var lines bytes.Buffer
+	const nlines = 30000 // several zstd blocks, so a cut leaves whole blocks before it
+	for i := range nlines {
+		lines.WriteString(strings.Repeat("w", i%50+1))
+		lines.WriteByte('\n')
+	}
+	gz := gzipBytes(t, lines.Bytes())
+	zst := zstdBytes(t, lines.Bytes())
+
+	// A truncated stream fails at the line the data stops in, after
+	// delivering every complete line before it.
+	for name, data := range map[string][]byte{"cut.gz": gz[:len(gz)*2/3], "cut.zst": zst[:len(zst)*2/3]} {
+		t.Run(name, func(t *testing.T) {
+			path := writeFile(t, dir, name, data)
+			docs, r := readAll([]string{path}, Options{})
+			n := int64(len(docs))
+			if n == 0 || n >= nlines {
+				t.Fatalf("read %d lines before the error", n)
+			}
+			for i, d := range docs {
+				if want := strings.Repeat("w", i%50+1); d.Text != want {
+					t.Fatalf("line %d = %q, want %q", i+1, d.Text, want)
+				}
+			}
+			wantParseError(t, r.Err(), path, n+1, ErrCorrupt)
+		})
+	}
+
+	t.Run("long line", func(t *testing.T) {
+		content := "short\n" + strings.Repeat("y", 100) + "\nok\n" + strings.Repeat("z", 5000) + "\n"
+		path := writeFile(t, dir, "long.txt", []byte(content))
+		// Exactly at the limit is fine, also with a CRLF ending.
+		docs, r := readAll([]string{path}, Options{MaxLineBytes: 100})
+		wantParseError(t, r.Err(), path, 4, ErrLineTooLong)
+		if len(docs) != 3 {
+			t.Errorf("read %d lines before the error, want 3", len(docs))
+		}
+		_, r = readAll([]string{path}, Options{MaxLineBytes: 99})
+		wantParseError(t, r.Err(), path, 2, ErrLineTooLong)
+		crlf := writeFile(t, dir, "crlf.txt", []byte(strings.Repeat("y", 100)+"\r\n"))
+		equalDocs(t, mustReadAll(t, []string{crlf}, Options{MaxLineBytes: 100}), []doc{{strings.Repeat("y", 100), crlf, 1}})
+		// Longer than the scanner's buffer can ever grow.
+		huge := writeFile(t, dir, "huge.txt", []byte("a\nb\n"+strings.Repeat("h", 3<<20)))
+		_, r = readAll([]string{huge}, Options{MaxLineBytes: 1 << 20})
+		wantParseError(t, r.Err(), huge, 3, ErrLineTooLong)
+	})
+
+	t.Run("long paragraph", func(t *testing.T) {
+		path := writeFile(t, dir, "para.txt", []byte("a\n\nb\nccc\nddd\n\ne\n"))
+		_, r := readAll([]string{path}, Options{DocSep: DocSepBlank, MaxLineBytes: 6})
+		wantParseError(t, r.Err(), path, 3, ErrLineTooLong)
+	})
+
+	t.Run("missing file", func(t *testing.T) {
+		a := writeFile(t, dir, "ok.txt", []byte("x\n"))
+		missing := filepath.Join(dir, "nope.txt")
+		docs, r := readAll([]string{a, missing}, Options{})
+		if len(docs) != 1 {
+			t.Errorf("got %d documents before the error, want 1", len(docs))
+		}
+		wantParseError(t, r.Err(), missing, 0, os.ErrNotExist)
+	})
+
+	t.Run("invalid options", func(t *testing.T) {
+		_, r := readAll(nil, Options{DocSep: "para"})
+		if r.Err() == nil || !strings.Contains(r.Err().Error(), "para") {
+			t.Errorf("got %v, want an error naming the bad DocSep", r.Err())
+		}
+	})
+}
+
+func TestOptionsValidate(t *testing.T) {
+	valid := []Options{
+		{},
+		{DocSep: DocSepBlank},
+		{TextField: "text"},
+		{Format: JSONL, TextField: "text"},
+		{TextColumn: "body"},
+		{Format: Parquet, TextColumn: "body", MaxLineBytes: 10},
+	}
+	for _, o := range valid {
+		if err := o.Validate(); err != nil {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	invalid := []Options{
+		{DocSep: "paragraph"},
+		{TextField: "a", TextColumn: "b"},
+		{Format: JSONL},
+		{Format: Parquet},
+		{Format: Parquet, TextField: "x"},
+		{Format: JSONL, TextField: "x", TextColumn: "y"},
+		{Format: Text + 7},
+		{TextField: "text", DocSep: DocSepBlank},
+		{MaxLineBytes: -1},
+	}
+	for _, o := range invalid {
+		if err := o.Validate(); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+	if o := (Options{TextColumn: "c"}).withDefaults(); o.Format != Parquet {
+		t.Errorf("TextColumn alone gives %v, want parquet", o.Format)
+	}
+	for _, f := range []Format{Text, JSONL, Parquet} {
+		if g, err := ParseFormat(f.String()); err != nil || g != f {
+			t.Errorf("ParseFormat(%q) = %v, %v", f.String(), g, err)
+		}
+	}
+	if _, err := ParseFormat("csv"); err == nil {
+		t.Error("ParseFormat(csv) succeeded")
+	}
+}
+
+func TestBatches(t *testing.T) {
+	dir := t.TempDir()
+	var a, b bytes.Buffer
+	for i := range 3000 {
+		a.WriteString(strings.Repeat("a", i%300))
+		a.WriteByte('\n')
+	}
+	for i := range 500 {
+		b.WriteString(strings.Repeat("b", i%7+1))
+		b.WriteString("\n")
+	}
+	pa := writeFile(t, dir, "a.txt", a.Bytes())
+	pb := writeFile(t, dir, "b.zst", zstdBytes(t, b.Bytes()))
+	paths := []string{pa, pb}
+	want := mustReadAll(t, paths, Options{})
+
+	for _, maxBytes := range []int{1, 100, 1000, 1 << 20} {
+		r := NewReader(paths, Options{})
+		var got []doc
+		var batch Batch
+		next := int64(0)
+		for r.NextBatch(&batch, maxBytes) {
+			if batch.Len() == 0 {
+				t.Fatal("empty batch")
+			}
+			if batch.Seq != next {
+				t.Fatalf("batch Seq %d, want %d", batch.Seq, next)
+			}
+			next += int64(batch.Len())
+			size := 0
+			for i, d := range batch.Docs {
+				size += len(d)
+				got = append(got, doc{string(d), batch.Paths[i], batch.Lines[i]})
+			}
+			if batch.Len() > 1 && size > maxBytes {
+				t.Fatalf("batch of %d documents holds %d bytes, limit %d", batch.Len(), size, maxBytes)
+			}
+			// One contiguous buffer: each text starts where the last ended.
+			for i := 1; i < batch.Len(); i++ {
+				prev, cur := batch.Docs[i-1], batch.Docs[i]
+				if cap(prev) != len(prev) {
+					t.Fatal("a batch text can be appended to over its neighbour")
+				}
+				end := uintptr(unsafe.Pointer(unsafe.SliceData(prev))) + uintptr(len(prev))
+				if len(prev) > 0 && len(cur) > 0 && end != uintptr(unsafe.Pointer(unsafe.SliceData(cur))) {
+					t.Fatal("batch texts are not contiguous")
+				}
+			}
+			batch = Batch{} // hand the batch away; the next one must not share its memory
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		equalDocs(t, got, want)
+		if next != int64(len(want)) {
+			t.Errorf("maxBytes %d: ordinals end at %d, want %d", maxBytes, next, len(want))
+		}
+	}
+
+	// Reusing one Batch gives the same documents too.
+	r := NewReader(paths, Options{})
+	var batch Batch
+	var got []doc
+	for r.NextBatch(&batch, 4096) {
+		for i, d := range batch.Docs {
+			got = append(got, doc{string(d), batch.Paths[i], batch.Lines[i]})
+		}
+	}
+	equalDocs(t, got, want)
+}
+
+// A batch handed to another goroutine keeps its text while the reader moves on.
+func TestBatchOwnsText(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "a.txt", []byte("alpha\nbeta\ngamma\ndelta\n"))
+	r := NewReader([]string{path}, Options{})
+	var first, second Batch
+	if !r.NextBatch(&first, 10) || !r.NextBatch(&second, 10) {
+		t.Fatal(r.Err())
+	}
+	if got := string(bytes.Join(first.Docs, []byte("|"))); got != "alpha|beta" {
+		t.Errorf("first batch %q after reading the second, want alpha|beta", got)
+	}
+	if got := string(bytes.Join(second.Docs, []byte("|"))); got != "gamma|delta" {
+		t.Errorf("second batch %q, want gamma|delta", got)
+	}
+	if second.Seq != 2 {
+		t.Errorf("second Seq %d, want 2", second.Seq)
+	}
+}
+
+// naiveText is the reference for the text reader: split, strip CR and BOM,
+// drop blank lines, join paragraphs, and find where the line limit fails.
+func naiveText(data []byte, paragraphs bool, maxLine int) (docs []doc, errLine int64) {
+	lines := strings.Split(string(data), "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	var para []string
+	var start int64
+	for i, l := range lines {
+		n := int64(i + 1)
+		l = strings.TrimSuffix(l, "\r")
+		if len(l) > maxLine {
+			return docs, n
+		}
+		if n == 1 {
+			l = strings.TrimPrefix(l, "\xef\xbb\xbf")
+		}
+		blank := strings.Trim(l, " \t\r\f\v") == ""
+		if !paragraphs {
+			if !blank {
+				docs = append(docs, doc{l, "-", n})
+			}
+			continue
+		}
+		if blank {
+			if para != nil {
+				docs = append(docs, doc{strings.Join(para, "\n"), "-", start})
+				para = nil
+			}
+			continue
+		}
+		if para == nil {
+			start = n
+		}
+		para = append(para, l)
+		if len(strings.Join(para, "\n")) > maxLine {
+			return docs, start
+		}
+	}
+	if para != nil {
+		docs = append(docs, doc{strings.Join(para, "\n"), "-", start})
+	}
+	return docs, 0
+}
+
+func FuzzTextReader(f *testing.F) {
+	f.Add([]byte("a\nb\r\n\n\nc d\n"), false)
+	f.Add([]byte("\xef\xbb\xbfa\r\n \r\nb\nc\n\n"), true)
+	f.Add([]byte(strings.Repeat("x", 70)+"\n\n"+strings.Repeat("y", 30)+"\n"+strings.Repeat("z", 30)), true)
+	f.Add([]byte("\r\r\n\x00\xff\n\t\n"), false)
+	f.Fuzz(func(t *testing.T, data []byte, paragraphs bool) {
+		if codecFromMagic(data, "") != codecNone {
+			return // compressed data is FuzzDecompress's business
+		}
+		const maxLine = 64
+		withStdin(t, data)
+		opt := Options{MaxLineBytes: maxLine}
+		if paragraphs {
+			opt.DocSep = DocSepBlank
+		}
+		got, r := readAll([]string{"-"}, opt)
+		want, errLine := naiveText(data, paragraphs, maxLine)
+		if errLine > 0 {
+			var pe *ParseError
+			if !errors.As(r.Err(), &pe) || pe.Line != errLine || !errors.Is(r.Err(), ErrLineTooLong) {
+				t.Fatalf("error %v, want line too long at line %d", r.Err(), errLine)
+			}
+		} else if r.Err() != nil {
+			t.Fatal(r.Err())
+		}
+		equalDocs(t, got, want)
+	})
+}

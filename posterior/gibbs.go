@@ -1,0 +1,386 @@
+package posterior
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// InitMode selects where chains start.
+type InitMode int
+
+const (
+	// InitMAP starts every chain at the MAP values plus seeded per-chain
+	// Normal(0, Jitter^2) jitter on every free coordinate, so that chains
+	// start apart and R-hat can see a failure to mix.
+	InitMAP InitMode = iota
+	// InitPrior draws every free vector from the prior.
+	InitPrior
+)
+
+// ParseInitMode reads "map" or "prior".
+func ParseInitMode(s string) (InitMode, error) {
+	switch s {
+	case "map":
+		return InitMAP, nil
+	case "prior":
+		return InitPrior, nil
+	}
+	return 0, fmt.Errorf("posterior: init %q: want map or prior", s)
+}
+
+// String returns the form ParseInitMode reads.
+func (m InitMode) String() string {
+	if m == InitPrior {
+		return "prior"
+	}
+	return "map"
+}
+
+// NoWarmup as GibbsConfig.Warmup keeps draws from the first sweep on (a
+// zero Warmup means the default).
+const NoWarmup = -1
+
+// GibbsConfig configures Gibbs. Zero fields take the defaults given.
+type GibbsConfig struct {
+	Dim     int // dimension D; default the start's, required without a start
+	Chains  int // independent chains; default 4
+	Warmup  int // sweeps discarded per chain; default 500, NoWarmup for none
+	Draws   int // draws kept per chain; default 500
+	Thin    int // sweeps per kept draw; default 1
+	Inner   int // PG + Gaussian steps per token and sweep; default 1
+	Init    InitMode
+	Jitter  float64 // sd of the InitMAP jitter; default 0.1
+	PriorSD float64 // prior standard deviation s; default 1
+	Threads int     // goroutines shared by all chains; default GOMAXPROCS
+	Seed    uint64
+	Anchors AnchorRule
+	// Profile times the phases of the conditional draws (GibbsResult.Phases)
+	// at the cost of four clock reads per token and side.
+	Profile bool
+	// OnSweep, if not nil, is called after every sweep of every chain, from
+	// the chain's goroutine (so concurrently for different chains), with
+	// the sweep counted from 0 over warmup and draws.
+	OnSweep func(chain, sweep int)
+}
+
+func (c GibbsConfig) withDefaults() GibbsConfig {
+	if c.Chains == 0 {
+		c.Chains = 4
+	}
+	switch c.Warmup {
+	case 0:
+		c.Warmup = 500
+	case NoWarmup:
+		c.Warmup = 0
+	}
+	if c.Draws == 0 {
+		c.Draws = 500
+	}
+	if c.Thin == 0 {
+		c.Thin = 1
+	}
+	if c.Inner == 0 {
+		c.Inner = 1
+	}
+	if c.Jitter == 0 {
+		c.Jitter = 0.1
+	}
+	if c.PriorSD == 0 {
+		c.PriorSD = 1
+	}
+	if c.Threads == 0 {
+		c.Threads = runtime.GOMAXPROCS(0)
+	}
+	return c
+}
+
+// Validate reports the first invalid field, after defaults are applied.
+func (c GibbsConfig) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.Dim < 0:
+		return fmt.Errorf("posterior: dimension %d is negative", c.Dim)
+	case c.Chains < 1 || c.Chains > 1<<15:
+		return fmt.Errorf("posterior: chains %d outside 1..32768", c.Chains)
+	case c.Warmup < 0:
+		return fmt.Errorf("posterior: warmup %d is negative", c.Warmup)
+	case c.Draws < 0 || c.Thin < 1 || c.Inner < 1:
+		return fmt.Errorf("posterior: draws %d, thin %d, inner %d: need draws >= 0 and thin, inner >= 1", c.Draws, c.Thin, c.Inner)
+	case c.Warmup+c.Draws*c.Thin >= 1<<32:
+		return fmt.Errorf("posterior: %d sweeps per chain are too many", c.Warmup+c.Draws*c.Thin)
+	case c.Init != InitMAP && c.Init != InitPrior:
+		return fmt.Errorf("posterior: unknown init mode %d", c.Init)
+	case !(c.Jitter >= 0) || math.IsInf(c.Jitter, 0):
+		return fmt.Errorf("posterior: jitter %v must be finite and non-negative", c.Jitter)
+	case !(c.PriorSD > 0) || math.IsInf(c.PriorSD, 0):
+		return fmt.Errorf("posterior: prior sd %v must be positive and finite", c.PriorSD)
+	case c.Threads < 0:
+		return fmt.Errorf("posterior: threads %d is negative", c.Threads)
+	}
+	return nil
+}
+
+// DrawStats accompanies every kept draw.
+type DrawStats struct {
+	LogPosterior float64 // LogPosterior at the draw (anchors included)
+	LogLik       float64 // LogLik at the draw
+	Seconds      float64 // wall-clock seconds since the chain's previous kept draw (for the first: since the end of warmup)
+}
+
+// Sink receives the kept draws. Gibbs calls Draw from the chains'
+// goroutines but never concurrently: calls are serialised by the engine,
+// so a Sink needs no locking. Draws of one chain arrive in order (draw
+// 0, 1, ...); draws of different chains interleave in an order that
+// varies from run to run. p is the chain's live state: it is valid only
+// during the call and must not be modified or retained. An error from Draw
+// stops the run and is returned by Gibbs.
+type Sink interface {
+	Draw(chain, draw int, p *Params, stats DrawStats) error
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(chain, draw int, p *Params, stats DrawStats) error
+
+// Draw calls f.
+func (f SinkFunc) Draw(chain, draw int, p *Params, stats DrawStats) error {
+	return f(chain, draw, p, stats)
+}
+
+// GibbsResult reports a finished run.
+type GibbsResult struct {
+	Anchors        []int // anchor token ids, ascending (nil without anchors)
+	SweepsPerChain int
+	Seconds        float64
+	Phases         PhaseTimes // summed over threads, when Profile is set
+}
+
+// Gibbs runs cfg.Chains chains of the blocked Pólya-Gamma Gibbs sampler on
+// the posterior identified by cfg.Anchors and passes every kept draw to
+// sink. start holds the MAP values: the anchors' context vectors are fixed
+// at start's, and InitMAP starts the chains there; start may be nil only
+// with AnchorNone and InitPrior. The draws are the same for every Threads.
+// Cancelling ctx stops the run within about one token's update per thread.
+func Gibbs(ctx context.Context, d *Data, start *Params, cfg GibbsConfig, sink Sink) (GibbsResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return GibbsResult{}, err
+	}
+	cfg = cfg.withDefaults()
+	if d.Pairs() == 0 {
+		return GibbsResult{}, ErrNoPairs
+	}
+	if start != nil {
+		if cfg.Dim != 0 && cfg.Dim != start.D {
+			return GibbsResult{}, fmt.Errorf("posterior: dimension %d differs from the start's %d", cfg.Dim, start.D)
+		}
+		if start.V != d.v {
+			return GibbsResult{}, fmt.Errorf("posterior: start has %d tokens, the counts %d", start.V, d.v)
+		}
+		cfg.Dim = start.D
+	} else if cfg.Anchors.Kind != AnchorNone || cfg.Init == InitMAP {
+		return GibbsResult{}, fmt.Errorf("%w: anchors %q and init %q need the MAP as start", ErrAnchorsRequired, cfg.Anchors, cfg.Init)
+	} else if cfg.Dim < 1 {
+		return GibbsResult{}, fmt.Errorf("posterior: dimension %d must be positive", cfg.Dim)
+	}
+	var anchors []int
+	if cfg.Anchors.Kind != AnchorNone {
+		var err error
+		if anchors, err = ChooseAnchors(d, start, cfg.Anchors); err != nil {
+			return GibbsResult{}, err
+		}
+	}
+
+	began := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	s := newSampler(gctx, d, cfg, anchors)
+	var sinkMu sync.Mutex
+	total := cfg.Warmup + cfg.Draws*cfg.Thin
+	for c := range cfg.Chains {
+		g.Go(func() error {
+			p := s.initial(c, start)
+			eval := newEvaluator(d, cfg.Dim, cfg.Threads)
+			mark := time.Now()
+			for sw := range total {
+				if err := s.sweep(c, sw, p); err != nil {
+					return err
+				}
+				if cfg.OnSweep != nil {
+					cfg.OnSweep(c, sw)
+				}
+				if sw+1 == cfg.Warmup {
+					mark = time.Now()
+				}
+				kept := sw - cfg.Warmup
+				if kept < 0 || (kept+1)%cfg.Thin != 0 {
+					continue
+				}
+				ll := eval.logLik(s.pool, p)
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				now := time.Now()
+				st := DrawStats{LogLik: ll, LogPosterior: ll + LogPrior(p, cfg.PriorSD), Seconds: now.Sub(mark).Seconds()}
+				mark = now
+				sinkMu.Lock()
+				err := sink.Draw(c, kept/cfg.Thin, p, st)
+				sinkMu.Unlock()
+				if err != nil {
+					return fmt.Errorf("posterior: chain %d draw %d: %w", c, kept/cfg.Thin, err)
+				}
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	s.close()
+	res := GibbsResult{Anchors: anchors, SweepsPerChain: total, Seconds: time.Since(began).Seconds(), Phases: s.phases()}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return res, err
+}
+
+// sampler holds what the chains share: the data, the thread pool and the
+// split of tokens into tasks.
+type sampler struct {
+	ctx         context.Context
+	d           *Data
+	cfg         GibbsConfig
+	prec0       float64
+	anchor      []bool
+	rhoChunks   []chunk
+	alphaChunks []chunk
+	pool        *pool
+
+	closeOnce  sync.Once
+	wsMu       sync.Mutex
+	workspaces []*workspace
+}
+
+func newSampler(ctx context.Context, d *Data, cfg GibbsConfig, anchors []int) *sampler {
+	dim := float64(cfg.Dim)
+	cost := func(side int) func(int) float64 {
+		return func(i int) float64 {
+			return float64(d.degree(side, i))*(dim*dim+2*dim+40) + dim*dim*dim/3 + dim*dim
+		}
+	}
+	s := &sampler{
+		ctx:         ctx,
+		d:           d,
+		cfg:         cfg,
+		prec0:       1 / (cfg.PriorSD * cfg.PriorSD),
+		anchor:      make([]bool, d.v),
+		rhoChunks:   partition(d.v, cfg.Threads, cost(sideRho)),
+		alphaChunks: partition(d.v, cfg.Threads, cost(sideAlpha)),
+	}
+	for _, a := range anchors {
+		s.anchor[a] = true
+	}
+	maxDeg := d.maxDegree()
+	s.pool = startPool(ctx, cfg.Threads, func() *workspace {
+		ws := newWorkspace(cfg.Dim, maxDeg, cfg.Profile)
+		s.wsMu.Lock()
+		s.workspaces = append(s.workspaces, ws)
+		s.wsMu.Unlock()
+		return ws
+	})
+	return s
+}
+
+// close stops the pool; it may be called more than once.
+func (s *sampler) close() { s.closeOnce.Do(s.pool.stop) }
+
+// phases sums the workers' phase timers; call it after close.
+func (s *sampler) phases() PhaseTimes {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	var t PhaseTimes
+	for _, ws := range s.workspaces {
+		t.add(ws.phases)
+	}
+	return t
+}
+
+// initial returns chain c's starting point.
+func (s *sampler) initial(c int, start *Params) *Params {
+	dim := s.cfg.Dim
+	p := NewParams(s.d.v, dim)
+	if start != nil {
+		copy(p.Rho, start.Rho)
+		copy(p.Alpha, start.Alpha)
+	}
+	pcg := rand.NewPCG(0, 0)
+	rng := rand.New(pcg)
+	for i := range s.d.v {
+		pcg.Seed(streamSeeds(s.cfg.Seed, c, 0, sideInit, i))
+		rho, alpha := p.Target(i), p.Context(i)
+		switch s.cfg.Init {
+		case InitPrior:
+			for k := range rho {
+				rho[k] = s.cfg.PriorSD * rng.NormFloat64()
+			}
+			if !s.anchor[i] {
+				for k := range alpha {
+					alpha[k] = s.cfg.PriorSD * rng.NormFloat64()
+				}
+			}
+		case InitMAP:
+			for k := range rho {
+				rho[k] += s.cfg.Jitter * rng.NormFloat64()
+			}
+			if !s.anchor[i] {
+				for k := range alpha {
+					alpha[k] += s.cfg.Jitter * rng.NormFloat64()
+				}
+			}
+		}
+	}
+	return p
+}
+
+// sweep updates every target vector of chain c given the context vectors,
+// then every free context vector given the target vectors.
+func (s *sampler) sweep(c, sw int, p *Params) error {
+	var mu sync.Mutex
+	var first error
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+	}
+	for _, side := range [2]int{sideRho, sideAlpha} {
+		chunks, own, other := s.rhoChunks, p.Rho, p.Alpha
+		if side == sideAlpha {
+			chunks, own, other = s.alphaChunks, p.Alpha, p.Rho
+		}
+		dim := s.cfg.Dim
+		s.pool.forEach(chunks, func(ws *workspace, ch chunk) {
+			for i := ch.lo; i < ch.hi; i++ {
+				if side == sideAlpha && s.anchor[i] {
+					continue
+				}
+				ws.pcg.Seed(streamSeeds(s.cfg.Seed, c, sw, side, i))
+				idx, n, kappa := s.d.side(side, i)
+				if err := ws.draw(own[i*dim:(i+1)*dim], idx, n, kappa, other, s.prec0, s.cfg.Inner); err != nil {
+					fail(fmt.Errorf("%w (chain %d, sweep %d, token %d)", err, c, sw, i))
+					return
+				}
+			}
+		})
+		if first != nil {
+			return first
+		}
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package posterior
+
+import (
+	"context"
+	"math"
+)
+
+// logSigmoid returns log(1/(1+exp(-x))) without overflow or cancellation.
+func logSigmoid(x float64) float64 {
+	if x >= 0 {
+		return -math.Log1p(math.Exp(-x))
+	}
+	return x - math.Log1p(math.Exp(x))
+}
+
+// pairLogLik returns n_pos log sig(x) + n_neg log sig(-x) for a pair with
+// n trials and kappa = n_pos - n/2, using log sig(-x) = log sig(x) - x.
+func pairLogLik(x, n, kappa float64) float64 {
+	return n*logSigmoid(x) - (n/2-kappa)*x
+}
+
+// pairScore returns the derivative of pairLogLik in x,
+// n_pos - n sig(x) = kappa - (n/2) tanh(x/2).
+func pairScore(x, n, kappa float64) float64 {
+	return kappa - n/2*math.Tanh(x/2)
+}
+
+// LogLik returns the log-likelihood of the counts at p.
+func LogLik(d *Data, p *Params) float64 {
+	var s float64
+	for i := range d.v {
+		s += targetLogLik(d, p, i, nil)
+	}
+	return s
+}
+
+// LogPrior returns the log density of the Normal(0, priorSD^2) prior over
+// every coordinate of p, without its normalising constant.
+func LogPrior(p *Params, priorSD float64) float64 {
+	return -(sumSquares(p.Rho) + sumSquares(p.Alpha)) / (2 * priorSD * priorSD)
+}
+
+// LogPosterior returns LogLik + LogPrior: the unnormalised log posterior
+// density of all 2VD coordinates.
+func LogPosterior(d *Data, p *Params, priorSD float64) float64 {
+	return LogLik(d, p) + LogPrior(p, priorSD)
+}
+
+// Gradient stores the gradient of LogPosterior at p in grad and returns
+// LogPosterior.
+func Gradient(d *Data, p *Params, priorSD float64, grad *Params) float64 {
+	e := newEvaluator(d, p.D, 1)
+	pl := startPool(context.Background(), 1, nil)
+	defer pl.stop()
+	return e.eval(pl, p, priorSD, grad)
+}
+
+// targetLogLik returns the log-likelihood of the pairs of target i and, if
+// grad is not nil, adds their gradient in rho_i to grad.
+func targetLogLik(d *Data, p *Params, i int, grad []float64) float64 {
+	ctx, n, kappa := d.TargetPairs(i)
+	rho := p.Target(i)
+	var ll float64
+	for k, j := range ctx {
+		alpha := p.Context(int(j))
+		x := dot(rho, alpha)
+		ll += pairLogLik(x, n[k], kappa[k])
+		if grad != nil {
+			axpy(pairScore(x, n[k], kappa[k]), alpha, grad)
+		}
+	}
+	return ll
+}
+
+// contextGrad adds the gradient of the log-likelihood in alpha_j to grad.
+func contextGrad(d *Data, p *Params, j int, grad []float64) {
+	tgt, n, kappa := d.ContextPairs(j)
+	alpha := p.Context(j)
+	for k, i := range tgt {
+		rho := p.Target(int(i))
+		axpy(pairScore(dot(rho, alpha), n[k], kappa[k]), rho, grad)
+	}
+}
+
+func axpy(a float64, x, y []float64) {
+	y = y[:len(x)]
+	for k, v := range x {
+		y[k] += a * v
+	}
+}
+
+func sumSquares(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return s
+}
+
+// evaluator computes the log posterior and its gradient in parallel. The
+// per-token partial sums are added in token order, so the result does not
+// depend on the number of threads.
+type evaluator struct {
+	d       *Data
+	targets []chunk
+	ctxs    []chunk
+	partial []float64
+}
+
+func newEvaluator(d *Data, dim, threads int) *evaluator {
+	return &evaluator{
+		d:       d,
+		targets: partition(d.v, threads, func(i int) float64 { return float64(d.degree(sideRho, i)*dim + dim) }),
+		ctxs:    partition(d.v, threads, func(j int) float64 { return float64(d.degree(sideAlpha, j)*dim + dim) }),
+		partial: make([]float64, d.v),
+	}
+}
+
+// logLik returns the log-likelihood at p.
+func (e *evaluator) logLik(pl *pool, p *Params) float64 {
+	pl.forEach(e.targets, func(_ *workspace, c chunk) {
+		for i := c.lo; i < c.hi; i++ {
+			e.partial[i] = targetLogLik(e.d, p, i, nil)
+		}
+	})
+	var s float64
+	for _, v := range e.partial {
+		s += v
+	}
+	return s
+}
+
+// eval returns the log posterior at p and, if grad is not nil, stores its
+// gradient there.
+func (e *evaluator) eval(pl *pool, p *Params, priorSD float64, grad *Params) float64 {
+	if grad == nil {
+		return e.logLik(pl, p) + LogPrior(p, priorSD)
+	}
+	prec := 1 / (priorSD * priorSD)
+	pl.forEach(e.targets, func(_ *workspace, c chunk) {
+		for i := c.lo; i < c.hi; i++ {
+			g := grad.Target(i)
+			rho := p.Target(i)
+			for k := range g {
+				g[k] = -prec * rho[k]
+			}
+			e.partial[i] = targetLogLik(e.d, p, i, g)
+		}
+	})
+	pl.forEach(e.ctxs, func(_ *workspace, c chunk) {
+		for j := c.lo; j < c.hi; j++ {
+			g := grad.Context(j)
+			alpha := p.Context(j)
+			for k := range g {
+				g[k] = -prec * alpha[k]
+			}
+			contextGrad(e.d, p, j, g)
+		}
+	})
+	var s float64
+	for _, v := range e.partial {
+		s += v
+	}
+	return s + LogPrior(p, priorSD)
+}

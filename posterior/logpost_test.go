@@ -1,0 +1,96 @@
+package posterior
+
+import (
+	"context"
+	"math"
+	"math/big"
+	"testing"
+)
+
+// naiveLogLik evaluates the likelihood term by term with big.Float
+// logarithms of the sigmoid, as an implementation independent of
+// logSigmoid's case split.
+func naiveLogSigmoid(x float64) float64 {
+	// log sig(x) = -log(1 + e^-x), with e^-x evaluated in high precision
+	// so that neither overflow nor cancellation occurs.
+	e := new(big.Float).SetPrec(200).SetFloat64(math.Exp(-math.Abs(x)))
+	if x < 0 {
+		// 1 + e^{|x|} = e^{|x|} (1 + e^{-|x|}).
+		one := new(big.Float).SetPrec(200).SetFloat64(1)
+		s, _ := new(big.Float).Add(one, e).Float64()
+		return x - math.Log(s)
+	}
+	f, _ := e.Float64()
+	return -math.Log1p(f)
+}
+
+func TestLogSigmoidStable(t *testing.T) {
+	for _, x := range []float64{-800, -40, -5, -1e-9, 0, 1e-9, 0.3, 5, 40, 800} {
+		got, want := logSigmoid(x), naiveLogSigmoid(x)
+		if math.Abs(got-want) > 1e-14*math.Max(1, math.Abs(want)) {
+			t.Errorf("logSigmoid(%v) = %v, want %v", x, got, want)
+		}
+		// The pair form n_pos log sig(x) + n_neg log sig(-x).
+		n, kappa := 7.0, 1.5 // n_pos 5, n_neg 2
+		want = 5*naiveLogSigmoid(x) + 2*naiveLogSigmoid(-x)
+		if got := pairLogLik(x, n, kappa); math.Abs(got-want) > 1e-13*math.Max(1, math.Abs(want)) {
+			t.Errorf("pairLogLik(%v) = %v, want %v", x, got, want)
+		}
+	}
+}
+
+func TestGradientMatchesFiniteDifferences(t *testing.T) {
+	d, truth := simulate(t, 7, 3, 400, 1)
+	p := truth.Clone()
+	for k := range p.Rho {
+		p.Rho[k] *= 0.7
+		p.Alpha[k] *= 1.2
+	}
+	const sd = 1.3
+	grad := NewParams(p.V, p.D)
+	lp := Gradient(d, p, sd, grad)
+	if want := LogPosterior(d, p, sd); math.Abs(lp-want) > 1e-10*math.Abs(want) {
+		t.Fatalf("Gradient returns log posterior %v, LogPosterior %v", lp, want)
+	}
+	// Central differences with h = 1e-5 have error about h^2 f''' ~ 1e-8
+	// relative; rounding adds about eps |f| / h ~ 1e-9.
+	const h = 1e-5
+	check := func(name string, x, g []float64) {
+		for k := range x {
+			old := x[k]
+			x[k] = old + h
+			up := LogPosterior(d, p, sd)
+			x[k] = old - h
+			down := LogPosterior(d, p, sd)
+			x[k] = old
+			fd := (up - down) / (2 * h)
+			if math.Abs(fd-g[k]) > 1e-6*math.Max(1, math.Abs(fd)) {
+				t.Errorf("%s[%d]: gradient %v, finite difference %v", name, k, g[k], fd)
+			}
+		}
+	}
+	check("rho", p.Rho, grad.Rho)
+	check("alpha", p.Alpha, grad.Alpha)
+}
+
+func TestEvaluatorIndependentOfThreads(t *testing.T) {
+	d, truth := simulate(t, 40, 4, 5000, 2)
+	var ref []float64
+	for _, threads := range []int{1, 2, 3, 7} {
+		pl := startPool(context.Background(), threads, nil)
+		e := newEvaluator(d, truth.D, threads)
+		grad := NewParams(truth.V, truth.D)
+		lp := e.eval(pl, truth, 1, grad)
+		pl.stop()
+		got := append([]float64{lp}, append(grad.Rho, grad.Alpha...)...)
+		if ref == nil {
+			ref = got
+			continue
+		}
+		for k := range ref {
+			if math.Float64bits(got[k]) != math.Float64bits(ref[k]) {
+				t.Fatalf("threads %d: value %d is %v, with 1 thread %v", threads, k, got[k], ref[k])
+			}
+		}
+	}
+}

@@ -1,0 +1,27 @@
+package posterior
+
+// Sides of a sweep, and the stream used for initial values.
+const (
+	sideRho   = 0
+	sideAlpha = 1
+	sideInit  = 2
+)
+
+// splitmix64 is the finaliser of Steele, Lea and Flood's SplitMix64: a
+// bijection of uint64 that spreads every input bit over the output.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// streamSeeds returns the two PCG seeds of the random stream for one token
+// update: the stream depends only on (seed, chain, sweep, side, token), so
+// every draw is the same whichever thread makes it. For a fixed seed the
+// map is injective for chain < 2^56, side < 2^8 and sweep, token < 2^32.
+func streamSeeds(seed uint64, chain, sweep, side, token int) (uint64, uint64) {
+	hi := splitmix64(splitmix64(seed) ^ (uint64(chain)<<8 | uint64(side)))
+	lo := splitmix64(uint64(uint32(sweep))<<32 | uint64(uint32(token)))
+	return hi, lo
+}
