@@ -321,7 +321,7 @@ func TestUniqueTokens(t *testing.T) {
 		{Token: "Heat (1995)", MovieID: 6},
 		{Token: "", MovieID: 8},
 		{Token: "Emma (1996) (id 4)", MovieID: 12}, // collides with a disambiguated title
-		{Token: "movie:8", MovieID: 13},             // collides with an untitled movie
+		{Token: "movie:8", MovieID: 13},            // collides with an untitled movie
 	}
 	shared, untitled := uniqueTokens(items, false)
 	want := []string{"Emma (1996) (id 4)", "Emma (1996) (id 9)", "Heat (1995)", "movie:8", "Emma (1996) (id 4) (id 12)", "movie:8 (id 13)"}

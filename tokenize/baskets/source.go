@@ -248,3 +248,8 @@ func (s *MemorySource) Users(ctx context.Context, fn func(user int32, ratings []
 
 // ReadStats describes the pass that filled the source.
 func (s *MemorySource) ReadStats() ReadStats { return s.stats }
+
+// MemoryBytes returns the memory the source holds.
+func (s *MemorySource) MemoryBytes() int64 {
+	return MemoryBytes(int64(len(s.entries)), int64(len(s.users)))
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+
+	"github.com/pwe-project/pwe/stages"
+)
+
+func init() {
+	register(&command{
+		name: "movielens",
+		args: "RATINGS -o DIR",
+		summary: `Turn MovieLens ratings into a movie vocabulary and pair counts.
+RATINGS is ml-100k's u.data, ml-1m/ml-10m's ratings.dat or a later release's
+ratings.csv, possibly compressed; the layout is recognised from the first
+line. Titles come from u.item, movies.dat or movies.csv beside it (or
+--movies). A user's movies rated at least --min-rating are liked, the others
+disliked; every ordered pair of distinct movies within a user's liked set,
+and within the disliked set, is a positive pair. Filters, in order: repeated
+ratings keep the latest, --min-movie-ratings, --top-movies, then
+--min-user-ratings and --max-per-user on the remaining ratings. Writes
+DIR/vocab.parquet (external_id = movieId) and DIR/counts.parquet.`,
+		example: `  pwe movielens ml-25m/ratings.csv -o ml25m --seed 1
+  pwe movielens ml-100k/u.data -o ml100k --top-movies 0 --max-per-user 0 --token id`,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			var cfg stages.MovieLensConfig
+			var memory byteSize = stages.DefaultMemory
+			top, perUser, negatives := 600, 25, 1
+			fs.StringVar(&cfg.Output, "o", "", "output `directory` for vocab.parquet and counts.parquet")
+			fs.StringVar(&cfg.Movies, "movies", "", "titles `file` (default: u.item, movies.dat or movies.csv beside RATINGS, if present)")
+			fs.StringVar(&cfg.Format, "format", "", "force the ratings `layout`: 100k, dat or csv (default: from the first line)")
+			fs.BoolVar(&cfg.SkipBadLines, "skip-bad-lines", false, "skip and count malformed lines instead of failing")
+			fs.StringVar(&cfg.Token, "token", "title", "vocabulary tokens: `title` (made unique with \" (id N)\") or id (movie:<id>)")
+			fs.Float64Var(&cfg.MinRating, "min-rating", 3, "a rating of at least this many `stars` marks a movie liked")
+			fs.IntVar(&top, "top-movies", top, "keep the `n` most rated movies (0: all)")
+			fs.Int64Var(&cfg.MinMovieRatings, "min-movie-ratings", 0, "drop movies with fewer than `n` raters (0: off)")
+			fs.IntVar(&cfg.MinUserRatings, "min-user-ratings", 0, "drop users with fewer than `n` ratings of kept movies (0: off)")
+			fs.IntVar(&perUser, "max-per-user", perUser, "keep at most `n` random ratings per user (0: all)")
+			fs.IntVar(&negatives, "negatives", negatives, "negative samples `K` per positive pair")
+			fs.Float64Var(&cfg.NegPower, "neg-power", 0.75, "negatives follow movie counts to this `power`")
+			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed` for --max-per-user and negatives")
+			fs.Var(&memory, "memory", "memory `budget` for the whole stage, e.g. 512MiB")
+			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled runs (default: the system's)")
+			fs.IntVar(&cfg.Threads, "threads", 0, "worker `threads` (0: every core); the output does not depend on it")
+			return func(ctx context.Context, args []string) error {
+				if len(args) != 1 {
+					return usagef("movielens: want one ratings file, got %d arguments", len(args))
+				}
+				cfg.Ratings = args[0]
+				cfg.TopMovies, cfg.MaxPerUser, cfg.Negatives = &top, &perUser, &negatives
+				cfg.Memory = int64(memory)
+				if err := cfg.WithDefaults().Validate(); err != nil {
+					return usagef("movielens: %v", err)
+				}
+				st, err := stages.MovieLens(ctx, cfg)
+				if err != nil {
+					return fmt.Errorf("movielens: %w", err)
+				}
+				how := "sorted by user, streamed"
+				if st.Grouped {
+					how = "not sorted by user, grouped in memory"
+				}
+				fmt.Fprintf(e.stderr, "movielens: %d ratings (%s layout, %s) of %d users and %d movies; %d repeated ratings superseded\n",
+					st.Ratings, st.Format, how, st.Users, st.Movies, st.Duplicates)
+				fmt.Fprintf(e.stderr, "movielens: kept %d movies, %d users (%d dropped by --min-user-ratings), %d ratings (%d liked, %d disliked; %d over --max-per-user)\n",
+					st.VocabSize, st.UsersKept, st.UsersDropped, st.KeptRatings, st.Liked, st.Disliked, st.Capped)
+				fmt.Fprintf(e.stderr, "movielens: %d positive pairs, %d unique pairs, %d spills, %.2fs -> %s, %s\n",
+					st.PositivePairs, st.UniquePairs, st.Spills, st.Seconds,
+					filepath.Join(cfg.Output, "vocab.parquet"), filepath.Join(cfg.Output, "counts.parquet"))
+				if st.SkippedLines+st.SkippedTitleLines > 0 {
+					fmt.Fprintf(e.stderr, "movielens: skipped %d malformed rating lines and %d title lines; the first: %v\n",
+						st.SkippedLines, st.SkippedTitleLines, st.FirstSkipped)
+				}
+				switch {
+				case cfg.Token == "id":
+				case !st.TitlesFile:
+					fmt.Fprintln(e.stderr, "movielens: no titles file found (--movies); tokens are movie:<id>")
+				case st.Untitled > 0 || st.DuplicateTitles > 0:
+					fmt.Fprintf(e.stderr, "movielens: %d movies without a title (movie:<id>), %d titles shared by several movies (\" (id N)\" appended)\n",
+						st.Untitled, st.DuplicateTitles)
+				}
+				return nil
+			}
+		},
+	})
+}

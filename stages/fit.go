@@ -1,0 +1,455 @@
+package stages
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/posterior"
+)
+
+// Output file names of the fit stage inside its output directory.
+const (
+	MapFile         = "map.parquet"
+	DrawsFile       = "draws.parquet"
+	SampleStatsFile = "sample_stats.parquet"
+	SummaryFile     = "summary.parquet"
+)
+
+// FitConfig configures the fit stage: counts.parquet and vocab.parquet to
+// the MAP, posterior draws, sampler statistics and summaries.
+type FitConfig struct {
+	// Counts and Vocab are the input files; their fingerprints are recorded.
+	Counts string `json:"-" yaml:"-"`
+	Vocab  string `json:"-" yaml:"-"`
+	// Method is "gibbs" (default: MAP, then posterior draws) or "map".
+	Method string `json:"method" yaml:"method"`
+	// Dim is the embedding dimension D (default 20).
+	Dim int `json:"dim" yaml:"dim"`
+	// Anchors names the tokens whose context vectors are fixed at their MAP
+	// values to identify the posterior: a rule ("last", "first", ...) or
+	// comma-separated tokens. Empty means the engine's default rule.
+	Anchors string `json:"anchors" yaml:"anchors"`
+	// Chains, Warmup (sweeps discarded; default 500 when nil), Draws (kept
+	// per chain; default 500), Thin (sweeps per kept draw) and Inner (PG and
+	// Gaussian steps per token and sweep) shape the Gibbs run.
+	Chains int  `json:"chains" yaml:"chains"`
+	Warmup *int `json:"warmup" yaml:"warmup"`
+	Draws  int  `json:"draws" yaml:"draws"`
+	Thin   int  `json:"thin" yaml:"thin"`
+	Inner  int  `json:"inner" yaml:"inner"`
+	// Init is "map" (default: the MAP with per-chain jitter) or "prior".
+	Init string `json:"init" yaml:"init"`
+	// PriorSD is the prior standard deviation s of every coordinate
+	// (default 1).
+	PriorSD float64 `json:"prior_sd" yaml:"prior_sd"`
+	Seed    uint64  `json:"seed" yaml:"seed"`
+	// DrawsLayout is "vector" (default: one row per vector) or "long" (one
+	// row per coordinate).
+	DrawsLayout string `json:"draws_layout" yaml:"draws_layout"`
+	// SaveDraws is "all" (default), "none", or a file naming the tokens
+	// (one per line) whose draws are written; the summary covers every
+	// token either way.
+	SaveDraws string `json:"save_draws" yaml:"save_draws"`
+
+	// Output is the directory that receives the files.
+	Output string `json:"-" yaml:"-"`
+	// Threads are shared by the chains and the tokens (0: every core); the
+	// draws do not depend on it.
+	Threads int `json:"-" yaml:"threads"`
+	// Memory bounds the summary step (default 1 GiB): it transposes the
+	// draws in blocks of coordinates that fit.
+	Memory int64 `json:"-" yaml:"memory"`
+	// TempDir holds the draws while sampling (default: the output
+	// directory, which has room for draws.parquet anyway).
+	TempDir string `json:"-" yaml:"temp_dir"`
+	// OnSweep, if set, is called after every sweep of every chain, from the
+	// chain's goroutine, for progress reports.
+	OnSweep func(chain, sweep int) `json:"-" yaml:"-"`
+}
+
+// WithDefaults fills unset fields.
+func (c FitConfig) WithDefaults() FitConfig {
+	if c.Method == "" {
+		c.Method = "gibbs"
+	}
+	if c.Dim == 0 {
+		c.Dim = 20
+	}
+	if c.Chains == 0 {
+		c.Chains = 4
+	}
+	if c.Warmup == nil {
+		w := 500
+		c.Warmup = &w
+	}
+	if c.Draws == 0 {
+		c.Draws = 500
+	}
+	if c.Thin == 0 {
+		c.Thin = 1
+	}
+	if c.Inner == 0 {
+		c.Inner = 1
+	}
+	if c.Init == "" {
+		c.Init = "map"
+	}
+	if c.PriorSD == 0 {
+		c.PriorSD = 1
+	}
+	if c.DrawsLayout == "" {
+		c.DrawsLayout = "vector"
+	}
+	if c.SaveDraws == "" {
+		c.SaveDraws = "all"
+	}
+	if c.Memory == 0 {
+		c.Memory = DefaultMemory
+	}
+	if c.TempDir == "" {
+		c.TempDir = c.Output
+	}
+	c.Threads = threadsOrDefault(c.Threads)
+	return c
+}
+
+// Validate reports settings that cannot work.
+func (c FitConfig) Validate() error {
+	c = c.WithDefaults()
+	switch {
+	case c.Counts == "":
+		return errors.New("no counts: name counts.parquet with --counts")
+	case c.Vocab == "":
+		return errors.New("no vocabulary: name vocab.parquet with --vocab")
+	case c.Output == "":
+		return errors.New("no output: name the output directory with -o")
+	case c.Method != "gibbs" && c.Method != "map":
+		return fmt.Errorf("method %q, want gibbs or map", c.Method)
+	case c.Dim < 1 || c.Dim > 4096:
+		return fmt.Errorf("dim %d, want 1..4096", c.Dim)
+	case c.Chains < 1 || c.Chains > 1024:
+		return fmt.Errorf("chains %d, want 1..1024", c.Chains)
+	case *c.Warmup < 0:
+		return fmt.Errorf("warmup %d is negative", *c.Warmup)
+	case c.Draws < 1:
+		return fmt.Errorf("draws %d, want at least 1", c.Draws)
+	case c.Thin < 1:
+		return fmt.Errorf("thin %d, want at least 1", c.Thin)
+	case c.Inner < 1:
+		return fmt.Errorf("inner %d, want at least 1", c.Inner)
+	case !(c.PriorSD > 0):
+		return fmt.Errorf("prior-sd %v, want a positive number", c.PriorSD)
+	case c.DrawsLayout != "vector" && c.DrawsLayout != "long":
+		return fmt.Errorf("draws-layout %q, want vector or long", c.DrawsLayout)
+	case c.Memory < 1<<20:
+		return fmt.Errorf("memory %d bytes, want at least 1MiB", c.Memory)
+	}
+	if _, err := posterior.ParseInitMode(c.Init); err != nil {
+		return err
+	}
+	return nil
+}
+
+// FitStats summarise a fit; they are recorded as pwe.stats (MAP and run
+// figures) and printed by the command.
+type FitStats struct {
+	V           int     `json:"vocab_size"`
+	Pairs       int     `json:"unique_pairs"`
+	Anchors     []int   `json:"anchors"`
+	MAPIter     int     `json:"map_iterations"`
+	MAPLogPost  float64 `json:"map_log_posterior"`
+	MAPGradNorm float64 `json:"map_grad_norm"`
+	MAPStatus   string  `json:"map_status"`
+	Draws       int     `json:"draws_per_chain,omitempty"`
+	// Diagnostics of the free coordinates (Gibbs only).
+	MaxRhat    float64  `json:"max_rhat,omitempty"`
+	MinESSBulk float64  `json:"min_ess_bulk,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+
+	MAPSeconds    float64 `json:"-"`
+	GibbsSeconds  float64 `json:"-"`
+	SweepsPerSec  float64 `json:"-"`
+	SummarySecond float64 `json:"-"`
+}
+
+// Fit runs the fit stage.
+func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return FitStats{}, err
+	}
+	vocab, _, err := formats.ReadVocab(cfg.Vocab)
+	if err != nil {
+		return FitStats{}, err
+	}
+	data, err := loadCounts(cfg.Counts, len(vocab))
+	if err != nil {
+		return FitStats{}, err
+	}
+	var inputs []input.Fingerprint
+	for _, p := range []string{cfg.Counts, cfg.Vocab} {
+		fp, err := input.FingerprintFile(p)
+		if err != nil {
+			return FitStats{}, err
+		}
+		inputs = append(inputs, fp)
+	}
+	tokens := make([]string, len(vocab))
+	for i, v := range vocab {
+		tokens[i] = v.Token
+	}
+	rule, err := anchorRule(cfg.Anchors, tokens)
+	if err != nil {
+		return FitStats{}, err
+	}
+	stats := FitStats{V: len(vocab), Pairs: data.Pairs()}
+
+	start := time.Now()
+	m, res, err := posterior.MAP(ctx, data, posterior.MAPConfig{
+		Dim: cfg.Dim, PriorSD: cfg.PriorSD, Seed: cfg.Seed, Threads: cfg.Threads,
+	})
+	if errors.Is(err, posterior.ErrNotConverged) {
+		stats.Warnings = append(stats.Warnings, err.Error()+"; continuing from the best point found")
+	} else if err != nil {
+		return stats, err
+	}
+	stats.MAPIter, stats.MAPLogPost, stats.MAPGradNorm, stats.MAPStatus = res.Iterations, res.LogPosterior, res.GradNorm, res.Status
+	stats.MAPSeconds = time.Since(start).Seconds()
+	anchors, err := posterior.ChooseAnchors(data, m, rule)
+	if err != nil {
+		return stats, err
+	}
+	stats.Anchors = anchors
+	meta := func(schema string) formats.Meta {
+		return formats.Meta{Schema: schema, Config: cfg, Inputs: inputs, Stats: stats}
+	}
+	if err := writeVectors(filepath.Join(cfg.Output, MapFile), meta(formats.SchemaMap), m, tokens, anchors); err != nil {
+		return stats, err
+	}
+	if cfg.Method == "map" {
+		return stats, nil
+	}
+
+	keep, err := drawsFilter(cfg.SaveDraws, tokens)
+	if err != nil {
+		return stats, err
+	}
+	init, _ := posterior.ParseInitMode(cfg.Init)
+	warmup := *cfg.Warmup
+	if warmup == 0 {
+		warmup = posterior.NoWarmup
+	}
+	sp, err := newSpill(cfg.TempDir, cfg.Chains, 2*len(vocab)*cfg.Dim)
+	if err != nil {
+		return stats, err
+	}
+	defer sp.remove()
+	start = time.Now()
+	gres, err := posterior.Gibbs(ctx, data, m, posterior.GibbsConfig{
+		Dim: cfg.Dim, Chains: cfg.Chains, Warmup: warmup, Draws: cfg.Draws, Thin: cfg.Thin,
+		Inner: cfg.Inner, Init: init, PriorSD: cfg.PriorSD, Threads: cfg.Threads, Seed: cfg.Seed,
+		Anchors: posterior.AnchorRule{Kind: posterior.AnchorIDs, IDs: anchors}, OnSweep: cfg.OnSweep,
+	}, sp)
+	if err != nil {
+		return stats, err
+	}
+	stats.GibbsSeconds = time.Since(start).Seconds()
+	stats.SweepsPerSec = float64(cfg.Chains*gres.SweepsPerChain) / stats.GibbsSeconds
+	stats.Draws = cfg.Draws
+	if err := sp.flush(); err != nil {
+		return stats, err
+	}
+
+	start = time.Now()
+	free := freeCoordinates(len(vocab), cfg.Dim, anchors)
+	if err := writeSummary(filepath.Join(cfg.Output, SummaryFile), sp, free, tokens, cfg, &stats, meta); err != nil {
+		return stats, err
+	}
+	stats.SummarySecond = time.Since(start).Seconds()
+	if err := writeSampleStats(filepath.Join(cfg.Output, SampleStatsFile), sp.stats, meta(formats.SchemaSampleStats)); err != nil {
+		return stats, err
+	}
+	if keep != nil {
+		if err := writeDraws(filepath.Join(cfg.Output, DrawsFile), sp, tokens, keep, cfg, meta); err != nil {
+			return stats, err
+		}
+	}
+	return stats, nil
+}
+
+// loadCounts streams counts.parquet row group by row group into the
+// sampler's compact structures.
+func loadCounts(path string, v int) (*posterior.Data, error) {
+	r, err := formats.Open[formats.CountRow](path, formats.SchemaCounts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b := posterior.NewDataBuilder(v)
+	buf := make([]formats.CountRow, 1<<14)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if err := b.Add(buf[:n]); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	d := b.Build()
+	if d.Pairs() == 0 {
+		return nil, fmt.Errorf("%s: %w", path, posterior.ErrNoPairs)
+	}
+	return d, nil
+}
+
+// anchorRule parses --anchors: a rule name, or comma-separated tokens (or
+// token ids) of the vocabulary.
+func anchorRule(s string, tokens []string) (posterior.AnchorRule, error) {
+	if s == "" {
+		return posterior.AnchorRule{}, nil
+	}
+	if r, err := posterior.ParseAnchorRule(s); err == nil {
+		return r, nil
+	}
+	index := make(map[string]int, len(tokens))
+	for i, t := range tokens {
+		index[t] = i
+	}
+	var ids []int
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		id, ok := index[name]
+		if !ok {
+			return posterior.AnchorRule{}, fmt.Errorf("anchors: %q is neither a rule (last, first, ...) nor a token of the vocabulary", name)
+		}
+		ids = append(ids, id)
+	}
+	return posterior.AnchorRule{Kind: posterior.AnchorIDs, IDs: ids}, nil
+}
+
+// drawsFilter returns which tokens' draws are written: all, none (nil), or
+// those listed in a file, one per line.
+func drawsFilter(save string, tokens []string) ([]bool, error) {
+	keep := make([]bool, len(tokens))
+	switch save {
+	case "none":
+		return nil, nil
+	case "all":
+		for i := range keep {
+			keep[i] = true
+		}
+		return keep, nil
+	}
+	f, err := os.Open(save)
+	if err != nil {
+		return nil, fmt.Errorf("save-draws: %w", err)
+	}
+	defer f.Close()
+	index := make(map[string]int, len(tokens))
+	for i, t := range tokens {
+		index[t] = i
+	}
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		t := strings.TrimSpace(sc.Text())
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		id, ok := index[t]
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: token %q is not in the vocabulary", save, line, t)
+		}
+		keep[id] = true
+	}
+	return keep, sc.Err()
+}
+
+func writeVectors(path string, meta formats.Meta, p *posterior.Params, tokens []string, anchors []int) error {
+	isAnchor := make([]bool, p.V)
+	for _, a := range anchors {
+		isAnchor[a] = true
+	}
+	w, err := formats.Create[formats.VectorRow](path, meta)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	rows := make([]formats.VectorRow, 0, 2*p.V)
+	for _, param := range []string{formats.ParamRho, formats.ParamAlpha} {
+		for i, tok := range tokens {
+			v := p.Target(i)
+			if param == formats.ParamAlpha {
+				v = p.Context(i)
+			}
+			rows = append(rows, formats.VectorRow{
+				Param: param, TokenID: int32(i), Token: tok, Vector: toFloat32(nil, v),
+				Anchor: param == formats.ParamAlpha && isAnchor[i],
+			})
+		}
+	}
+	if err := w.Write(rows); err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+func toFloat32(dst []float32, v []float64) []float32 {
+	for _, x := range v {
+		dst = append(dst, float32(x))
+	}
+	return dst
+}
+
+// freeCoordinates lists the offsets, within a draw record (rho then alpha,
+// row-major), of the coordinates that are sampled: every target coordinate
+// and the context coordinates of non-anchor tokens.
+func freeCoordinates(v, dim int, anchors []int) []int {
+	isAnchor := make([]bool, v)
+	for _, a := range anchors {
+		isAnchor[a] = true
+	}
+	free := make([]int, 0, 2*v*dim)
+	for k := range v * dim {
+		free = append(free, k)
+	}
+	for j := range v {
+		if isAnchor[j] {
+			continue
+		}
+		for d := range dim {
+			free = append(free, v*dim+j*dim+d)
+		}
+	}
+	return free
+}
+
+func writeSampleStats(path string, rows []formats.SampleStatsRow, meta formats.Meta) error {
+	sort.Slice(rows, func(a, b int) bool {
+		return rows[a].Chain < rows[b].Chain || rows[a].Chain == rows[b].Chain && rows[a].Draw < rows[b].Draw
+	})
+	w, err := formats.Create[formats.SampleStatsRow](path, meta)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	if err := w.Write(rows); err != nil {
+		return err
+	}
+	return w.Close()
+}

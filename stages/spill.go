@@ -1,0 +1,248 @@
+package stages
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sync"
+
+	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/posterior"
+	"github.com/pwe-project/pwe/posterior/diag"
+)
+
+// spill keeps the draws of a Gibbs run on disk while it runs: one file per
+// chain, one fixed-size record per kept draw (every target vector, then
+// every context vector, as little-endian float32, the precision of
+// draws.parquet). From these files draws.parquet is written in (chain, draw)
+// order whatever order the chains finished in, and the summary transposes
+// them in blocks of coordinates, so no step holds all draws in memory.
+type spill struct {
+	files  []*os.File
+	bufs   []*bufio.Writer
+	floats int // float32 values per record
+	draws  []int
+	stats  []formats.SampleStatsRow
+	enc    []byte
+}
+
+func newSpill(dir string, chains, floats int) (*spill, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	s := &spill{floats: floats, draws: make([]int, chains), enc: make([]byte, 4*floats)}
+	for range chains {
+		f, err := os.CreateTemp(dir, ".pwe-draws-*")
+		if err != nil {
+			s.remove()
+			return nil, fmt.Errorf("draws spill: %w", err)
+		}
+		s.files = append(s.files, f)
+		s.bufs = append(s.bufs, bufio.NewWriterSize(f, 1<<20))
+	}
+	return s, nil
+}
+
+// Draw implements posterior.Sink; the engine serialises the calls.
+func (s *spill) Draw(chain, draw int, p *posterior.Params, st posterior.DrawStats) error {
+	if draw != s.draws[chain] {
+		return fmt.Errorf("stages: chain %d delivered draw %d, want %d", chain, draw, s.draws[chain])
+	}
+	b := s.enc[:0]
+	for _, x := range p.Rho {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(x)))
+	}
+	for _, x := range p.Alpha {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(x)))
+	}
+	if _, err := s.bufs[chain].Write(b); err != nil {
+		return fmt.Errorf("draws spill: %w", err)
+	}
+	s.draws[chain]++
+	s.stats = append(s.stats, formats.SampleStatsRow{
+		Chain: int16(chain), Draw: int32(draw), LogPosterior: st.LogPosterior, LogLik: st.LogLik, Seconds: st.Seconds,
+	})
+	return nil
+}
+
+func (s *spill) flush() error {
+	for _, b := range s.bufs {
+		if err := b.Flush(); err != nil {
+			return fmt.Errorf("draws spill: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *spill) remove() {
+	for _, f := range s.files {
+		f.Close()
+		os.Remove(f.Name())
+	}
+}
+
+// readRange reads values [lo, hi) of record draw of chain into dst.
+func (s *spill) readRange(chain, draw, lo, hi int, raw []byte, dst []float32) error {
+	raw = raw[:4*(hi-lo)]
+	off := (int64(draw)*int64(s.floats) + int64(lo)) * 4
+	if _, err := s.files[chain].ReadAt(raw, off); err != nil {
+		return fmt.Errorf("draws spill: %w", err)
+	}
+	decodeFloats(dst[:hi-lo], raw)
+	return nil
+}
+
+func decodeFloats(dst []float32, raw []byte) {
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+}
+
+// writeSummary summarises every free coordinate: the draws are read in
+// blocks of coordinates sized so that a block of float64 draws fits in
+// cfg.Memory, and each block is summarised by cfg.Threads goroutines.
+func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitConfig, stats *FitStats,
+	meta func(string) formats.Meta) error {
+	chains, n := len(s.files), s.draws[0]
+	perCoord := int64(chains*n) * 8
+	block := int(max(1, cfg.Memory/perCoord))
+	vals := make([]float64, min(block, len(free))*chains*n)
+	rows := make([]formats.SummaryRow, min(block, len(free)))
+	v, dim := len(tokens), cfg.Dim
+	w, err := formats.Create[formats.SummaryRow](path, meta(formats.SchemaSummary))
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	maxRhat, minESS := 0.0, math.Inf(1)
+	for start := 0; start < len(free); start += block {
+		coords := free[start:min(start+block, len(free))]
+		lo, hi := coords[0], coords[len(coords)-1]+1
+		raw := make([]byte, 4*(hi-lo))
+		rec := make([]float32, hi-lo)
+		for c := range chains {
+			for d := range n {
+				if err := s.readRange(c, d, lo, hi, raw, rec); err != nil {
+					return err
+				}
+				for k, off := range coords {
+					vals[(k*chains+c)*n+d] = float64(rec[off-lo])
+				}
+			}
+		}
+		summarizeBlock(coords, vals, rows[:len(coords)], chains, n, cfg.Threads)
+		for k, off := range coords {
+			param, tok := formats.ParamRho, off/dim
+			if off >= v*dim {
+				param, tok = formats.ParamAlpha, (off-v*dim)/dim
+			}
+			r := &rows[k]
+			r.Param, r.TokenID, r.Token, r.Dim = param, int32(tok), tokens[tok], int16(off%dim)
+			maxRhat = max(maxRhat, r.Rhat)
+			minESS = min(minESS, r.ESSBulk)
+		}
+		if err := w.Write(rows[:len(coords)]); err != nil {
+			return err
+		}
+	}
+	if !math.IsInf(minESS, 1) {
+		stats.MaxRhat, stats.MinESSBulk = maxRhat, minESS
+	}
+	return w.Close()
+}
+
+// summarizeBlock fills rows[k].Stats from the draws of coordinate k,
+// vals[k*chains*n:(k+1)*chains*n] chain after chain.
+func summarizeBlock(coords []int, vals []float64, rows []formats.SummaryRow, chains, n, threads int) {
+	var wg sync.WaitGroup
+	per := (len(coords) + threads - 1) / threads
+	for t := 0; t < len(coords); t += per {
+		wg.Add(1)
+		go func(from, to int) {
+			defer wg.Done()
+			var sz diag.Summarizer
+			for k := from; k < to; k++ {
+				s := sz.SummarizeFlat(vals[k*chains*n:(k+1)*chains*n], chains)
+				rows[k].Stats = formats.Stats{
+					Mean: s.Mean, Median: s.Median, SD: s.SD, MAD: s.MAD, Q5: s.Q5, Q95: s.Q95,
+					MCSEMean: s.MCSEMean, ESSBulk: s.ESSBulk, ESSTail: s.ESSTail, Rhat: s.Rhat,
+				}
+			}
+		}(t, min(t+per, len(coords)))
+	}
+	wg.Wait()
+}
+
+// writeDraws writes draws.parquet from the spill files in (chain, draw,
+// param, token) order, for the tokens marked in keep.
+func writeDraws(path string, s *spill, tokens []string, keep []bool, cfg FitConfig, meta func(string) formats.Meta) error {
+	v, dim := len(tokens), cfg.Dim
+	long := cfg.DrawsLayout == "long"
+	schema := formats.SchemaDraws
+	if long {
+		schema = formats.SchemaDrawsLong
+	}
+	var wv *formats.Writer[formats.DrawRow]
+	var wl *formats.Writer[formats.DrawLongRow]
+	var err error
+	if long {
+		wl, err = formats.Create[formats.DrawLongRow](path, meta(schema))
+	} else {
+		wv, err = formats.Create[formats.DrawRow](path, meta(schema))
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if wv != nil {
+			wv.Abort()
+		}
+		if wl != nil {
+			wl.Abort()
+		}
+	}()
+	raw := make([]byte, 4*s.floats)
+	rec := make([]float32, s.floats)
+	var vrows []formats.DrawRow
+	var lrows []formats.DrawLongRow
+	for c, f := range s.files {
+		r := bufio.NewReaderSize(io.NewSectionReader(f, 0, int64(s.draws[c])*int64(len(raw))), 1<<20)
+		for d := range s.draws[c] {
+			if _, err := io.ReadFull(r, raw); err != nil {
+				return fmt.Errorf("draws spill: %w", err)
+			}
+			decodeFloats(rec, raw)
+			vrows, lrows = vrows[:0], lrows[:0]
+			for p, param := range []string{formats.ParamRho, formats.ParamAlpha} {
+				for i, tok := range tokens {
+					if !keep[i] {
+						continue
+					}
+					vec := rec[(p*v+i)*dim : (p*v+i+1)*dim]
+					if !long {
+						vrows = append(vrows, formats.DrawRow{Chain: int16(c), Draw: int32(d), Param: param, TokenID: int32(i), Token: tok, Vector: vec})
+						continue
+					}
+					for k, x := range vec {
+						lrows = append(lrows, formats.DrawLongRow{Chain: int16(c), Draw: int32(d), Param: param, TokenID: int32(i), Token: tok, Dim: int16(k), Value: x})
+					}
+				}
+			}
+			if long {
+				err = wl.Write(lrows)
+			} else {
+				err = wv.Write(vrows)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if long {
+		return wl.Close()
+	}
+	return wv.Close()
+}
