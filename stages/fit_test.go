@@ -1,0 +1,256 @@
+package stages
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/posterior/diag"
+)
+
+// countFixture writes vocab and counts of the Austen fixture with a
+// vocabulary of v tokens.
+func countFixture(t *testing.T, dir string, v int) (vocab, counts string) {
+	t.Helper()
+	vocab = filepath.Join(dir, "vocab.parquet")
+	counts = filepath.Join(dir, "counts.parquet")
+	ctx := context.Background()
+	if _, err := Tokenize(ctx, TokenizeConfig{Input: TextInput{Paths: []string{fixture}, DocSep: "blank"}, MaxVocab: v, Output: vocab}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Count(ctx, CountConfig{Input: TextInput{Paths: []string{fixture}}, Vocab: vocab, Output: counts, Window: 3, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	return vocab, counts
+}
+
+func smallFit(vocab, counts, out string) FitConfig {
+	w := 30
+	return FitConfig{Counts: counts, Vocab: vocab, Output: out, Dim: 3, Anchors: "first",
+		Chains: 2, Warmup: &w, Draws: 100, Seed: 5, Memory: 1 << 20}
+}
+
+// TestFitOutputs checks every output of a small fit, and recomputes the
+// summary of every coordinate from draws.parquet with the diag package.
+func TestFitOutputs(t *testing.T) {
+	dir := t.TempDir()
+	vocab, counts := countFixture(t, dir, 100)
+	cfg := smallFit(vocab, counts, filepath.Join(dir, "fit"))
+	st, err := Fit(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, dim, chains, n := 100, cfg.Dim, cfg.Chains, cfg.Draws
+	if len(st.Anchors) != dim || st.Anchors[0] != 0 || st.Anchors[2] != 2 {
+		t.Fatalf("anchors %v, want the %d most frequent", st.Anchors, dim)
+	}
+
+	mp, _, err := formats.ReadAll[formats.VectorRow](filepath.Join(cfg.Output, MapFile), formats.SchemaMap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mp) != 2*v {
+		t.Fatalf("map.parquet has %d rows, want %d", len(mp), 2*v)
+	}
+	anchorAlpha := map[int32][]float32{}
+	for _, r := range mp {
+		if r.Anchor {
+			anchorAlpha[r.TokenID] = r.Vector
+		}
+	}
+	if len(anchorAlpha) != dim {
+		t.Errorf("map.parquet marks %d anchors, want %d", len(anchorAlpha), dim)
+	}
+
+	draws, _, err := formats.ReadAll[formats.DrawRow](filepath.Join(cfg.Output, DrawsFile), formats.SchemaDraws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(draws) != chains*n*2*v {
+		t.Fatalf("draws.parquet has %d rows, want %d", len(draws), chains*n*2*v)
+	}
+	// values[param][token][dim][chain*n + draw]
+	values := map[string][][][]float64{}
+	for _, p := range []string{formats.ParamRho, formats.ParamAlpha} {
+		values[p] = make([][][]float64, v)
+		for i := range v {
+			values[p][i] = make([][]float64, dim)
+			for k := range dim {
+				values[p][i][k] = make([]float64, chains*n)
+			}
+		}
+	}
+	for _, r := range draws {
+		for k, x := range r.Vector {
+			values[r.Param][r.TokenID][k][int(r.Chain)*n+int(r.Draw)] = float64(x)
+		}
+		if a, ok := anchorAlpha[r.TokenID]; ok && r.Param == formats.ParamAlpha && !equalFloat32(a, r.Vector) {
+			t.Fatalf("anchor %d moved in chain %d draw %d: %v, MAP %v", r.TokenID, r.Chain, r.Draw, r.Vector, a)
+		}
+	}
+
+	summary, _, err := formats.ReadAll[formats.SummaryRow](filepath.Join(cfg.Output, SummaryFile), formats.SchemaSummary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2*v*dim - dim*dim; len(summary) != want {
+		t.Fatalf("summary.parquet has %d rows, want %d free coordinates", len(summary), want)
+	}
+	var sz diag.Summarizer
+	for _, r := range summary {
+		if _, anchor := anchorAlpha[r.TokenID]; anchor && r.Param == formats.ParamAlpha {
+			t.Fatalf("summary holds anchor coordinate %+v", r)
+		}
+		s := sz.SummarizeFlat(values[r.Param][r.TokenID][r.Dim], chains)
+		want := []float64{s.Mean, s.Median, s.SD, s.MAD, s.Q5, s.Q95, s.MCSEMean, s.ESSBulk, s.ESSTail, s.Rhat}
+		got := []float64{r.Mean, r.Median, r.SD, r.MAD, r.Q5, r.Q95, r.MCSEMean, r.ESSBulk, r.ESSTail, r.Rhat}
+		for k := range want {
+			if got[k] != want[k] && !(math.IsNaN(got[k]) && math.IsNaN(want[k])) {
+				t.Fatalf("%s %d dim %d statistic %d: summary %v, recomputed from draws %v", r.Param, r.TokenID, r.Dim, k, got[k], want[k])
+			}
+		}
+	}
+
+	ss, _, err := formats.ReadAll[formats.SampleStatsRow](filepath.Join(cfg.Output, SampleStatsFile), formats.SchemaSampleStats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != chains*n {
+		t.Fatalf("sample_stats has %d rows, want %d", len(ss), chains*n)
+	}
+	for i, r := range ss {
+		if int(r.Chain) != i/n || int(r.Draw) != i%n || !(r.LogPosterior < r.LogLik) || r.Seconds < 0 {
+			t.Fatalf("sample_stats row %d: %+v", i, r)
+		}
+	}
+	assertNoSpill(t, cfg.Output)
+}
+
+func equalFloat32(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func assertNoSpill(t *testing.T, dir string) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("temporary file %s left in %s", e.Name(), dir)
+		}
+	}
+}
+
+// TestFitDeterministic compares the bytes of draws.parquet and
+// summary.parquet across thread counts and summary memory budgets (the
+// smaller budget summarises in several blocks).
+func TestFitDeterministic(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "0")
+	dir := t.TempDir()
+	vocab, counts := countFixture(t, dir, 100)
+	read := func(out, name string) []byte {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	base := smallFit(vocab, counts, filepath.Join(dir, "a"))
+	base.Threads, base.Memory, base.Draws = 1, 64<<20, 200
+	if _, err := Fit(context.Background(), base); err != nil {
+		t.Fatal(err)
+	}
+	other := base
+	other.Output, other.Threads, other.Memory = filepath.Join(dir, "b"), 2, 1<<20
+	if perCoord := int64(other.Chains*other.Draws) * 8; other.Memory/perCoord >= int64(2*100*other.Dim) {
+		t.Fatalf("memory %d holds every coordinate: the test would not cover blocks", other.Memory)
+	}
+	if _, err := Fit(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{DrawsFile, SummaryFile, MapFile} {
+		if !bytes.Equal(read(base.Output, name), read(other.Output, name)) {
+			t.Errorf("%s differs between threads 1 (one block) and threads 2 (several blocks)", name)
+		}
+	}
+}
+
+// TestFitDrawsLayoutAndFilter checks that the long layout holds the same
+// numbers as the vector layout, and that --save-draws keeps only the named
+// tokens and rejects unknown ones with file and line.
+func TestFitDrawsLayoutAndFilter(t *testing.T) {
+	dir := t.TempDir()
+	vocab, counts := countFixture(t, dir, 60)
+	list := filepath.Join(dir, "tokens.txt")
+	os.WriteFile(list, []byte("# the tokens to keep\nthe\n\nof\n"), 0o644)
+	cfg := smallFit(vocab, counts, filepath.Join(dir, "long"))
+	cfg.DrawsLayout, cfg.SaveDraws, cfg.Draws = "long", list, 20
+	if _, err := Fit(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	long, _, err := formats.ReadAll[formats.DrawLongRow](filepath.Join(cfg.Output, DrawsFile), formats.SchemaDrawsLong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vec := cfg
+	vec.Output, vec.DrawsLayout = filepath.Join(dir, "vec"), "vector"
+	if _, err := Fit(context.Background(), vec); err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := formats.ReadAll[formats.DrawRow](filepath.Join(vec.Output, DrawsFile), formats.SchemaDraws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := cfg.Chains * cfg.Draws * 2 * 2; len(rows) != want {
+		t.Fatalf("vector layout: %d rows, want %d (2 tokens x 2 params)", len(rows), want)
+	}
+	if len(long) != len(rows)*cfg.Dim {
+		t.Fatalf("long layout: %d rows, want %d", len(long), len(rows)*cfg.Dim)
+	}
+	for i, r := range rows {
+		if r.Token != "the" && r.Token != "of" {
+			t.Fatalf("draws of %q written; only the and of were asked for", r.Token)
+		}
+		for k, x := range r.Vector {
+			l := long[i*cfg.Dim+k]
+			if l.Chain != r.Chain || l.Draw != r.Draw || l.Param != r.Param || l.TokenID != r.TokenID || int(l.Dim) != k || l.Value != x {
+				t.Fatalf("long row %+v does not match vector row %+v dim %d", l, r, k)
+			}
+		}
+	}
+
+	os.WriteFile(list, []byte("the\nnosuchtoken\n"), 0o644)
+	cfg.Output = filepath.Join(dir, "bad")
+	_, err = Fit(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), list+":2") || !strings.Contains(err.Error(), "nosuchtoken") {
+		t.Errorf("unknown token: error %v, want one naming %s:2", err, list)
+	}
+}
+
+// TestFitRejectsCountsOutsideVocabulary gives the fit a vocabulary smaller
+// than the one the counts were made with.
+func TestFitRejectsCountsOutsideVocabulary(t *testing.T) {
+	dir := t.TempDir()
+	_, counts := countFixture(t, dir, 80)
+	small := filepath.Join(dir, "small", "vocab.parquet")
+	if _, err := Tokenize(context.Background(), TokenizeConfig{Input: TextInput{Paths: []string{fixture}}, MaxVocab: 10, Output: small}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Fit(context.Background(), smallFit(small, counts, filepath.Join(dir, "fit")))
+	if err == nil || !strings.Contains(err.Error(), counts) || !strings.Contains(err.Error(), "row") {
+		t.Errorf("error %v, want one naming %s and the row", err, counts)
+	}
+	assertNoOutput(t, filepath.Join(dir, "fit"))
+}
