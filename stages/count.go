@@ -46,11 +46,11 @@ type CountConfig struct {
 	Seed uint64 `json:"seed" yaml:"seed"`
 
 	Output  string `json:"-" yaml:"-"`
-	Threads int    `json:"-" yaml:"threads"`
+	Threads int    `json:"-" yaml:"-"`
 	// Memory is the byte budget for pair aggregation (default 1 GiB);
 	// beyond it sorted runs spill to TempDir.
-	Memory  int64  `json:"-" yaml:"memory"`
-	TempDir string `json:"-" yaml:"temp_dir"`
+	Memory  int64  `json:"-" yaml:"-"`
+	TempDir string `json:"-" yaml:"-"`
 }
 
 // DefaultMemory is the count stage's default memory budget.

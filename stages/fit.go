@@ -65,13 +65,13 @@ type FitConfig struct {
 	Output string `json:"-" yaml:"-"`
 	// Threads are shared by the chains and the tokens (0: every core); the
 	// draws do not depend on it.
-	Threads int `json:"-" yaml:"threads"`
+	Threads int `json:"-" yaml:"-"`
 	// Memory bounds the summary step (default 1 GiB): it transposes the
 	// draws in blocks of coordinates that fit.
-	Memory int64 `json:"-" yaml:"memory"`
+	Memory int64 `json:"-" yaml:"-"`
 	// TempDir holds the draws while sampling (default: the output
 	// directory, which has room for draws.parquet anyway).
-	TempDir string `json:"-" yaml:"temp_dir"`
+	TempDir string `json:"-" yaml:"-"`
 	// OnSweep, if set, is called after every sweep of every chain, from the
 	// chain's goroutine, for progress reports.
 	OnSweep func(chain, sweep int) `json:"-" yaml:"-"`

@@ -60,11 +60,11 @@ type MovieLensConfig struct {
 	// Output is the directory that receives vocab.parquet and
 	// counts.parquet.
 	Output  string `json:"-" yaml:"-"`
-	Threads int    `json:"-" yaml:"threads"`
+	Threads int    `json:"-" yaml:"-"`
 	// Memory bounds the whole stage (default 1 GiB): the grouping of an
 	// unsorted file, the stored baskets and the pair counting.
-	Memory  int64  `json:"-" yaml:"memory"`
-	TempDir string `json:"-" yaml:"temp_dir"`
+	Memory  int64  `json:"-" yaml:"-"`
+	TempDir string `json:"-" yaml:"-"`
 }
 
 // WithDefaults fills unset fields.

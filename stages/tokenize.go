@@ -24,7 +24,7 @@ type TokenizeConfig struct {
 	Output string `json:"-" yaml:"-"`
 	// Threads tokenise in parallel (0: every core). The vocabulary does not
 	// depend on it.
-	Threads int `json:"-" yaml:"threads"`
+	Threads int `json:"-" yaml:"-"`
 }
 
 // WithDefaults fills unset fields.

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pwe-project/pwe/internal/sample"
 )
 
 // Expand turns command-line arguments into the ordered list of inputs to
@@ -12,7 +14,8 @@ import (
 // lexical order, keeping regular files (and links to them) and skipping
 // names that begin with '.'; an argument that does not exist but contains
 // glob metacharacters is expanded with filepath.Glob (sorted; matched
-// directories are walked). "-" (stdin) is kept and may appear once. A missing
+// directories are walked). "-" (stdin) is kept and may appear once, and so
+// is sample.Name, the embedded sample corpus. A missing
 // path, a pattern matching nothing or a directory without files is an error
 // naming the argument.
 func Expand(args []string) ([]string, error) {
@@ -24,6 +27,10 @@ func Expand(args []string) ([]string, error) {
 				return nil, &ParseError{Path: arg, Err: ErrStdinTwice}
 			}
 			stdinSeen = true
+			out = append(out, arg)
+			continue
+		}
+		if arg == sample.Name {
 			out = append(out, arg)
 			continue
 		}

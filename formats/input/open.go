@@ -16,6 +16,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/pwe-project/pwe/internal/sample"
 )
 
 // stdin is what the path "-" reads; tests replace it.
@@ -68,13 +70,17 @@ type File struct {
 	eof   bool
 }
 
-// Open opens path ("-" for stdin) and returns a reader of its decompressed
+// Open opens path ("-" for stdin, sample.Name for the embedded sample
+// corpus) and returns a reader of its decompressed
 // bytes. Compression is recognised by magic bytes, so a mislabelled file is
 // still read correctly; the extension (.gz, .zst, .bz2) only serves to
 // report a file that is not what its name says. Errors are *ParseError.
 func Open(path string) (*File, error) {
 	if path == "-" {
 		return newFile(path, stdin, nil)
+	}
+	if path == sample.Name {
+		return newFile(path, bytes.NewReader(sample.AustenZst), nil)
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pwe-project/pwe/internal/sample"
 )
 
 // austenBz2Text is the content of testdata/austen.txt.bz2.
@@ -234,4 +236,27 @@ func FuzzDecompress(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEmbeddedSample reads the embedded corpus through Expand and Open.
+func TestEmbeddedSample(t *testing.T) {
+	paths, err := Expand([]string{sample.Name})
+	if err != nil || len(paths) != 1 || paths[0] != sample.Name {
+		t.Fatalf("Expand(%q) = %v, %v", sample.Name, paths, err)
+	}
+	f, err := Open(sample.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if !bytes.HasPrefix(text, []byte("SENSE AND SENSIBILITY")) || bytes.Count(text, []byte("\n")) != 3000 {
+		t.Errorf("embedded corpus starts %q and has %d lines, want Sense and Sensibility's first 3000", text[:min(40, len(text))], bytes.Count(text, []byte("\n")))
+	}
+	if fp := f.Fingerprint(); fp.Size != int64(len(sample.AustenZst)) {
+		t.Errorf("fingerprint size %d, want %d", fp.Size, len(sample.AustenZst))
+	}
 }

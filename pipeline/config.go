@@ -1,0 +1,149 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/pwe-project/pwe/stages"
+)
+
+// Config is a run's configuration file.
+type Config struct {
+	// Output is the directory that receives every output and manifest.json.
+	Output string `yaml:"output"`
+	// Seed fills the seed of every stage that does not set its own.
+	Seed uint64 `yaml:"seed"`
+	// Threads (0: every core) and Memory (e.g. "512MiB") apply to every
+	// stage; they do not change the outputs.
+	Threads int    `yaml:"threads"`
+	Memory  Bytes  `yaml:"memory"`
+	TempDir string `yaml:"temp_dir"`
+
+	// Input is a text corpus, read by tokenize and count; MovieLens names
+	// rating files instead. Exactly one of them is set.
+	Input     *stages.TextInput       `yaml:"input"`
+	MovieLens *stages.MovieLensConfig `yaml:"movielens"`
+
+	Tokenize stages.TokenizeConfig `yaml:"tokenize"`
+	Count    stages.CountConfig    `yaml:"count"`
+	Fit      stages.FitConfig      `yaml:"fit"`
+	// SkipFit stops after the counts.
+	SkipFit bool `yaml:"skip_fit"`
+}
+
+// Bytes is a size written as 512MiB, 1GiB, 500MB or a number of bytes.
+type Bytes int64
+
+// ParseBytes parses sizes such as 256MiB, 1GiB, 500MB or 1048576.
+func ParseBytes(s string) (Bytes, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   float64
+	}{
+		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
+	}
+	mult := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(strings.ToUpper(t), strings.ToUpper(u.suffix)) {
+			t, mult = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v >= 0) || v*mult > 1<<62 {
+		return 0, fmt.Errorf("%q is not a size (examples: 256MiB, 1GiB, 500MB)", s)
+	}
+	return Bytes(v * mult), nil
+}
+
+// String formats b in the largest binary unit that divides it.
+func (b Bytes) String() string {
+	switch n := int64(b); {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	default:
+		return strconv.FormatInt(n, 10)
+	}
+}
+
+// Set implements flag.Value.
+func (b *Bytes) Set(s string) error {
+	v, err := ParseBytes(s)
+	if err == nil {
+		*b = v
+	}
+	return err
+}
+
+// UnmarshalYAML accepts a size string or a number of bytes.
+func (b *Bytes) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseBytes(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*b = v
+	return nil
+}
+
+// Load reads a configuration file. Unknown keys are errors (a misspelt
+// setting must not be silently ignored); relative input paths are taken
+// relative to the file's directory, and a relative output directory too.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	var cfg Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	base := filepath.Dir(path)
+	rel := func(p string) string {
+		if p == "" || p == "-" || filepath.IsAbs(p) || strings.HasPrefix(p, "builtin:") {
+			return p
+		}
+		return filepath.Join(base, p)
+	}
+	if cfg.Input != nil {
+		for i, p := range cfg.Input.Paths {
+			cfg.Input.Paths[i] = rel(p)
+		}
+	}
+	if cfg.MovieLens != nil {
+		cfg.MovieLens.Ratings, cfg.MovieLens.Movies = rel(cfg.MovieLens.Ratings), rel(cfg.MovieLens.Movies)
+	}
+	cfg.Output = rel(cfg.Output)
+	if err := cfg.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Validate reports a configuration that cannot run.
+func (c Config) Validate() error {
+	switch {
+	case c.Output == "":
+		return errors.New("no output directory: set output, or pass -o")
+	case (c.Input == nil) == (c.MovieLens == nil):
+		return errors.New("name exactly one input: input (a text corpus) or movielens (rating files)")
+	case c.Input != nil && len(c.Input.Paths) == 0:
+		return errors.New("input: no paths")
+	case c.MovieLens != nil && c.MovieLens.Ratings == "":
+		return errors.New("movielens: no ratings file")
+	}
+	return nil
+}
