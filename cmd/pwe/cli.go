@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -170,52 +169,4 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// byteSize is a flag value such as 256MiB, 1GiB, 512MB or 1048576.
-type byteSize int64
-
-func (b *byteSize) String() string { return formatBytes(int64(*b)) }
-
-func (b *byteSize) Set(s string) error {
-	n, err := parseBytes(s)
-	if err != nil {
-		return err
-	}
-	*b = byteSize(n)
-	return nil
-}
-
-func parseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{
-		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
-	}
-	mult := int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(strings.ToUpper(t), strings.ToUpper(u.suffix)) {
-			t, mult = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v < 0 || v*float64(mult) > 1<<62 {
-		return 0, fmt.Errorf("%q is not a size (examples: 256MiB, 1GiB, 500MB)", s)
-	}
-	return int64(v * float64(mult)), nil
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", n>>20)
-	}
-	return strconv.FormatInt(n, 10)
 }

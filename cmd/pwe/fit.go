@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pwe-project/pwe/pipeline"
 	"github.com/pwe-project/pwe/stages"
 )
 
@@ -21,7 +22,7 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 		example: `  pwe fit --counts counts.parquet --vocab vocab.parquet --dim 20 -o fit/ --chains 4 --draws 500 --seed 1`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.FitConfig
-			var memory byteSize = stages.DefaultMemory
+			memory := pipeline.Bytes(stages.DefaultMemory)
 			warmup := 500
 			fs.StringVar(&cfg.Counts, "counts", "", "the `counts.parquet` written by pwe count")
 			fs.StringVar(&cfg.Vocab, "vocab", "", "the `vocab.parquet` written by pwe tokenize")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/pwe-project/pwe/pipeline"
 	"github.com/pwe-project/pwe/stages"
 )
 
@@ -27,7 +28,7 @@ DIR/vocab.parquet (external_id = movieId) and DIR/counts.parquet.`,
   pwe movielens ml-100k/u.data -o ml100k --top-movies 0 --max-per-user 0 --token id`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.MovieLensConfig
-			var memory byteSize = stages.DefaultMemory
+			memory := pipeline.Bytes(stages.DefaultMemory)
 			top, perUser, negatives := 600, 25, 1
 			fs.StringVar(&cfg.Output, "o", "", "output `directory` for vocab.parquet and counts.parquet")
 			fs.StringVar(&cfg.Movies, "movies", "", "titles `file` (default: u.item, movies.dat or movies.csv beside RATINGS, if present)")

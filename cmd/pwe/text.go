@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/pwe-project/pwe/internal/version"
+	"github.com/pwe-project/pwe/pipeline"
 	"github.com/pwe-project/pwe/stages"
 )
 
@@ -72,7 +73,7 @@ vocab.parquet.`,
 		example: `  pwe count corpus/ --vocab vocab.parquet -o counts.parquet --window 5 --negatives 1 --seed 1`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.CountConfig
-			var memory byteSize = stages.DefaultMemory
+			memory := pipeline.Bytes(stages.DefaultMemory)
 			negatives := 1
 			textInputFlags(fs, &cfg.Input)
 			fs.StringVar(&cfg.Vocab, "vocab", "", "the `vocab.parquet` written by pwe tokenize")

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runPwe(args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	code = exitCode(err, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestExitCodes(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, exitUsage, "no command"},
+		{[]string{"frobnicate"}, exitUsage, "unknown command"},
+		{[]string{"tokenize", "--no-such-flag"}, exitUsage, "no-such-flag"},
+		{[]string{"tokenize", "x.txt"}, exitUsage, "no output"},
+		{[]string{"count", "x.txt", "-o", "c.parquet"}, exitUsage, "no vocabulary"},
+		{[]string{"fit", "--counts", "c", "--vocab", "v", "-o", "d", "--dim", "5000"}, exitUsage, "dim 5000"},
+		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(t.TempDir(), "v.parquet")}, exitRuntime, "/no/such/file.txt"},
+		{[]string{"inspect", "/no/such.parquet"}, exitRuntime, "no/such.parquet"},
+		{[]string{"version"}, exitOK, ""},
+	}
+	for _, c := range cases {
+		_, stderr, code := runPwe(c.args...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("pwe %v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, stderr, c.code, c.msg)
+		}
+	}
+}
+
+// TestHelp checks that every command documents its flags and an example.
+func TestHelp(t *testing.T) {
+	for _, c := range commands {
+		stdout, _, code := runPwe(c.name, "--help")
+		if code != exitOK || !strings.Contains(stdout, "usage: pwe "+c.name) || !strings.Contains(stdout, "example:") {
+			t.Errorf("pwe %s --help: exit %d, output lacks usage or example:\n%s", c.name, code, stdout)
+		}
+	}
+}
+
+// TestTokenizeCountInspect runs the text stages through the command line,
+// with flags after the positional arguments.
+func TestTokenizeCountInspect(t *testing.T) {
+	dir := t.TempDir()
+	vocab, counts := filepath.Join(dir, "v.parquet"), filepath.Join(dir, "c.parquet")
+	if _, stderr, code := runPwe("tokenize", "../../testdata/kjv-150.txt", "-o", vocab, "--max-vocab", "50"); code != exitOK {
+		t.Fatalf("tokenize: %s", stderr)
+	}
+	if _, stderr, code := runPwe("count", "../../testdata/kjv-150.txt", "--vocab", vocab, "-o", counts, "--window", "2", "--memory", "1MiB"); code != exitOK {
+		t.Fatalf("count: %s", stderr)
+	}
+	stdout, stderr, code := runPwe("inspect", counts, "--rows", "2")
+	if code != exitOK || !strings.Contains(stdout, "pwe.counts/1") || !strings.Contains(stdout, `"window": 2`) {
+		t.Fatalf("inspect: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if lines := strings.Count(stdout[strings.Index(stdout, "rows ("):], "\n"); lines != 3 {
+		t.Errorf("inspect --rows 2 printed %d row lines:\n%s", lines-1, stdout)
+	}
+}
+
+func TestParseInterspersed(t *testing.T) {
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb}
+	var got []string
+	c := &command{name: "t", setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+		fs.String("o", "", "")
+		return func(_ context.Context, args []string) error { got = args; return nil }
+	}}
+	if err := c.exec(context.Background(), []string{"a", "-o", "x", "-", "b", "--", "-c"}, e); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "-", "b", "-c"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("positional %q, want %q", got, want)
+	}
+}

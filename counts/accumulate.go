@@ -1,0 +1,319 @@
+package counts
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Accumulator counts the positive pairs of the documents one goroutine
+// adds. Pairs of ids both below F go to a dense triangular table of uint32
+// (half the cache footprint of uint64; a count that would overflow is
+// buffered like any other pair instead); the rest
+// are buffered as packed keys and, when the buffer is full, sorted,
+// aggregated and spilled as a run. Each unordered co-occurrence is counted
+// once under its canonical key (min id, max id).
+type Accumulator struct {
+	c     *Counter
+	f     int32
+	dense []uint32 // dense[hi*(hi+1)/2 + lo] for lo <= hi < F
+	wt32  []uint32 // the window weights, which are below 2^28
+	// overflowed is set when a dense count was buffered instead.
+	overflowed bool
+	tri        []int    // hi*(hi+1)/2
+	buf        []uint64 // packed keys lo<<(idBits+dBits) | hi<<dBits | d
+	tmp        []uint64
+	perm       []uint32
+	hist       []uint32 // per-target counts for the transposed section
+	radix      []uint32
+	n          int
+	filt       []int32
+	wbuf       []byte
+	err        error
+
+	docs, tokens, subsampled, pairs int64
+}
+
+func newAccumulator(c *Counter) *Accumulator {
+	f := c.dense
+	a := &Accumulator{
+		c:     c,
+		f:     int32(f),
+		dense: make([]uint32, f*(f+1)/2),
+		wt32:  make([]uint32, len(c.weights)),
+		tri:   make([]int, f),
+		buf:   make([]uint64, min(c.bufPairs, 1<<16)),
+	}
+	for d, x := range c.weights {
+		a.wt32[d] = uint32(x)
+	}
+	for hi := range a.tri {
+		a.tri[hi] = hi * (hi + 1) / 2
+	}
+	return a
+}
+
+var errFinished = errors.New("counts: Add after Finish or Close")
+
+// release drops the buffers; the dense table stays for the merge.
+func (a *Accumulator) release() {
+	a.buf, a.tmp, a.perm, a.hist, a.radix, a.filt, a.wbuf = nil, nil, nil, nil, nil, nil, nil
+	if a.err == nil {
+		a.err = errFinished
+	}
+}
+
+// Add counts the pairs of one document. ids holds vocabulary ids, with -1
+// marking out-of-vocabulary tokens that keep their place but form no pair;
+// docSeq is the document's 0-based ordinal in the corpus, which keys the
+// subsampling decisions. Add must not be called concurrently on one
+// Accumulator, nor after Finish.
+func (a *Accumulator) Add(ids []int32, docSeq int64) error {
+	if a.err != nil {
+		return a.err
+	}
+	c := a.c
+	v := int32(c.v)
+	a.docs++
+	seq := ids
+	if c.keepThr == nil {
+		for p, id := range ids {
+			if id < -1 || id >= v {
+				return a.badID(docSeq, p, id)
+			}
+			if id >= 0 {
+				a.tokens++
+			}
+		}
+	} else {
+		docKey := mix64(streamKey(c.cfg.Seed, domainSubsample, uint64(docSeq)))
+		a.filt = a.filt[:0]
+		for p, id := range ids {
+			if id < -1 || id >= v {
+				return a.badID(docSeq, p, id)
+			}
+			if id >= 0 {
+				a.tokens++
+				thr := c.keepThr[id]
+				if thr != ^uint64(0) && mix64(docKey+uint64(p)*golden) >= thr {
+					a.subsampled++
+					continue
+				}
+			}
+			a.filt = append(a.filt, id)
+		}
+		seq = a.filt
+	}
+	if err := a.count(seq); err != nil {
+		a.err = err
+		return err
+	}
+	return nil
+}
+
+func (a *Accumulator) badID(doc int64, p int, id int32) error {
+	return fmt.Errorf("counts: document %d, position %d: id %d outside the vocabulary of %d tokens (or -1 for a gap)",
+		doc, p, id, a.c.v)
+}
+
+// count is the hot loop.
+func (a *Accumulator) count(seq []int32) error {
+	c := a.c
+	w := c.cfg.Window
+	f := a.f
+	dense, tri, wt := a.dense, a.tri, a.wt32
+	buf := a.buf
+	n := a.n
+	loShift := c.idBits + c.dBits
+	dBits := c.dBits
+	dMask := uint64(1)<<dBits - 1
+	pairs := int64(0)
+	for p, x := range seq {
+		if x < 0 {
+			continue
+		}
+		if n+w > len(buf) {
+			a.n = n
+			if len(buf) < a.c.bufPairs {
+				// Grow geometrically so that small inputs stay small.
+				a.buf = make([]uint64, min(2*len(buf), a.c.bufPairs))
+				copy(a.buf, buf[:n])
+				buf = a.buf
+			} else {
+				if err := a.spill(); err != nil {
+					return err
+				}
+				n = 0
+			}
+		}
+		end := min(len(seq), p+w+1)
+		for q := p + 1; q < end; q++ {
+			y := seq[q]
+			if y < 0 {
+				continue
+			}
+			lo, hi := x, y
+			if y < x {
+				lo, hi = y, x
+			}
+			d := q - p
+			pairs++
+			if hi < f {
+				i := tri[hi] + int(lo)
+				if x := dense[i] + wt[d]; x >= dense[i] {
+					dense[i] = x
+					continue
+				}
+				a.overflowed = true
+			}
+			buf[n] = uint64(lo)<<loShift | uint64(hi)<<dBits | uint64(d)&dMask
+			n++
+		}
+	}
+	a.n = n
+	a.pairs += 2 * pairs
+	return nil
+}
+
+// spill sorts and aggregates the buffered keys and writes them as a run
+// with two sections: the canonical pairs grouped by their smaller id, and
+// the off-diagonal ones transposed, grouped by their larger id. Together
+// they hold every ordered pair once, grouped by target.
+func (a *Accumulator) spill() error {
+	c := a.c
+	if a.n == 0 {
+		return nil
+	}
+	if len(a.tmp) < a.n {
+		a.tmp = make([]uint64, len(a.buf))
+		a.perm = make([]uint32, len(a.buf))
+	}
+	if a.hist == nil {
+		a.hist = make([]uint32, c.v+1)
+		a.radix = make([]uint32, radixHistLen(2*c.idBits+c.dBits))
+		a.wbuf = make([]byte, 0, runBufSize)
+	}
+	keys, vals := radixSort(a.buf[:a.n], a.tmp[:a.n], 2*c.idBits+c.dBits, a.radix)
+	a.n = 0
+
+	// Aggregate equal pairs, summing the weights of their distances.
+	dBits := c.dBits
+	dMask := uint64(1)<<dBits - 1
+	wt := c.weights
+	u := 0
+	maxVal := uint64(0)
+	for i := 0; i < len(keys); {
+		k := keys[i] >> dBits
+		var s uint64
+		for ; i < len(keys) && keys[i]>>dBits == k; i++ {
+			s += wt[keys[i]&dMask]
+		}
+		keys[u], vals[u] = k, s
+		maxVal = max(maxVal, s)
+		u++
+	}
+	keys, vals = keys[:u], vals[:u]
+
+	f, err := c.createRunFile()
+	if err != nil {
+		return err
+	}
+	r := &run{f: f}
+	w := newRunWriter(f, c.parts, a.wbuf)
+	idBits := c.idBits
+	idMask := uint64(1)<<idBits - 1
+
+	w.startSection()
+	for i := 0; i < u; {
+		lo := keys[i] >> idBits
+		j := i + 1
+		for j < u && keys[j]>>idBits == lo {
+			j++
+		}
+		w.group(int32(lo), j-i)
+		prev := uint32(0)
+		for ; i < j; i++ {
+			hi := uint32(keys[i] & idMask)
+			w.entry(hi-prev, vals[i])
+			prev = hi
+		}
+	}
+	r.sections = append(r.sections, w.endSection())
+
+	// Transpose by a stable counting sort on the larger id: input sorted
+	// by (lo, hi) comes out sorted by (hi, lo).
+	hist := a.hist
+	clear(hist)
+	for _, k := range keys {
+		lo, hi := k>>idBits, k&idMask
+		if lo != hi {
+			hist[hi+1]++
+		}
+	}
+	for t := 1; t < len(hist); t++ {
+		hist[t] += hist[t-1]
+	}
+	w.startSection()
+	if valBits := min(64-2*idBits, 32); maxVal < 1<<valBits {
+		// Pack the values into the keys, which frees vals to receive the
+		// transposed entries by scattering: random writes are much cheaper
+		// than the random reads of a gather.
+		for i, k := range keys {
+			keys[i] = k<<valBits | vals[i]
+		}
+		valMask := uint64(1)<<valBits - 1
+		for _, k := range keys {
+			pair := k >> valBits
+			lo, hi := pair>>idBits, pair&idMask
+			if lo != hi {
+				vals[hist[hi]] = lo | (k&valMask)<<32
+				hist[hi]++
+			}
+		}
+		// hist[h] now ends group h.
+		start := uint32(0)
+		for h, end := range hist[:c.v] {
+			if end == start {
+				continue
+			}
+			w.group(int32(h), int(end-start))
+			prev := uint32(0)
+			for _, e := range vals[start:end] {
+				lo := uint32(e)
+				w.entry(lo-prev, e>>32)
+				prev = lo
+			}
+			start = end
+		}
+	} else {
+		for i, k := range keys {
+			lo, hi := k>>idBits, k&idMask
+			if lo != hi {
+				a.perm[hist[hi]] = uint32(i)
+				hist[hi]++
+			}
+		}
+		m := int(hist[len(hist)-1])
+		for i := 0; i < m; {
+			hi := keys[a.perm[i]] & idMask
+			j := i + 1
+			for j < m && keys[a.perm[j]]&idMask == hi {
+				j++
+			}
+			w.group(int32(hi), j-i)
+			prev := uint32(0)
+			for ; i < j; i++ {
+				k := a.perm[i]
+				lo := uint32(keys[k] >> idBits)
+				w.entry(lo-prev, vals[k])
+				prev = lo
+			}
+		}
+	}
+	r.sections = append(r.sections, w.endSection())
+	w.flush()
+	if w.err != nil {
+		return fmt.Errorf("counts: writing spill file: %w", w.err)
+	}
+	c.addRun(r, w.nBytes)
+	return nil
+}

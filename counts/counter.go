@@ -1,0 +1,265 @@
+package counts
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"os"
+	"sync"
+)
+
+// Stats summarise a counting run.
+type Stats struct {
+	// Documents is the number of Add calls.
+	Documents int64
+	// Tokens counts the in-vocabulary ids added (-1 gaps excluded), before
+	// subsampling.
+	Tokens int64
+	// Subsampled counts the tokens discarded by subsampling.
+	Subsampled int64
+	// PositivePairs counts ordered positive pairs, unweighted.
+	PositivePairs int64
+	// UniquePairs counts output rows with n_pos > 0.
+	UniquePairs int64
+	// Rows counts output rows (n_pos > 0 or n_neg > 0).
+	Rows int64
+	// Spills counts the sorted runs written to temporary files, including
+	// the final flush of each accumulator and intermediate merges.
+	Spills int
+	// SpilledBytes is their total size.
+	SpilledBytes int64
+	// DenseSize is F: pairs of ids both below F are counted in a dense
+	// table rather than spilled.
+	DenseSize int
+}
+
+// Counter aggregates positive pairs from many accumulators and, in Finish,
+// merges them, draws the negatives and emits the rows in order.
+type Counter struct {
+	cfg      Config
+	v        int
+	weights  []uint64 // integer weight per distance 1..W; weights[0] is the scale
+	scale    uint64
+	idBits   uint
+	dBits    uint
+	keepThr  []uint64 // subsampling: keep a token when its hash < keepThr[id]; nil = off
+	neg      *negTable
+	parts    []int32 // target partitions: [parts[p], parts[p+1])
+	dense    int     // F
+	bufPairs int     // pair buffer entries per accumulator
+	readBuf  int     // bytes per merge cursor
+	fanIn    int     // sections one merge reads at once
+
+	mu      sync.Mutex
+	dir     string
+	runs    []*run
+	accs    []*Accumulator
+	spills  int
+	spilled int64
+	ended   bool
+}
+
+// Memory layout. Of the budget M, the vocabulary-sized tables (negative
+// sampling, subsampling, partition map: about 48 bytes per token) come off
+// the top. Of the rest, 3/4 is shared equally by the accumulators, each
+// spending at most a quarter of its share on the dense table and the rest
+// on the pair buffer (8 bytes per pair, 8 of radix scratch, 4 for the
+// transposition index); the remaining 1/4 serves the merge workers (about
+// 17 bytes per token each for tallies, plus the cursors' read buffers).
+// Accumulator buffers are released before the merge starts, which then
+// sums the dense tables into one of uint64 (at most 2/3 of one
+// accumulator's share).
+const (
+	tableBytesPerToken  = 48
+	mergeBytesPerToken  = 17
+	bytesPerPair        = 20
+	maxDense            = 2048
+	minReadBuf          = 1 << 10
+	maxReadBuf          = 256 << 10
+	minBufPairs         = 1 << 10
+	maxPartitions       = 64
+	partitionsPerWorker = 8
+)
+
+// New prepares a counter for a vocabulary whose ids are ordered by
+// descending count; vocabCounts[id] is the token's corpus count.
+func New(cfg Config, vocabCounts []int64) (*Counter, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	v := len(vocabCounts)
+	if v == 0 {
+		return nil, ErrEmptyVocabulary
+	}
+	if v > math.MaxInt32 {
+		return nil, fmt.Errorf("counts: vocabulary of %d tokens exceeds int32 ids", v)
+	}
+	var total float64
+	for id, n := range vocabCounts {
+		if n < 0 {
+			return nil, fmt.Errorf("counts: vocabulary id %d has negative count %d", id, n)
+		}
+		total += float64(n)
+	}
+	c := &Counter{cfg: cfg, v: v}
+	var err error
+	if c.weights, err = windowScale(cfg.Window, cfg.Weighting); err != nil {
+		return nil, err
+	}
+	c.scale = c.weights[0]
+	c.idBits = uint(max(1, bits.Len32(uint32(v-1))))
+	if cfg.Weighting != Uniform {
+		c.dBits = uint(bits.Len(uint(cfg.Window)))
+	}
+	if 2*c.idBits+c.dBits > 64 {
+		return nil, fmt.Errorf("counts: a vocabulary of %d tokens with a weighted window of %d does not fit 64-bit pair keys", v, cfg.Window)
+	}
+	if cfg.Negatives > 0 {
+		if cfg.NegMode == Expected && v > MaxExpectedVocab && !cfg.ForceExpected {
+			return nil, fmt.Errorf("counts: expected negatives write V*V rows: %d x %d = %d; use sampled negatives or set ForceExpected",
+				v, v, int64(v)*int64(v))
+		}
+		var ok bool
+		if c.neg, ok = newNegTable(vocabCounts, cfg.NegPower); !ok {
+			return nil, errors.New("counts: every vocabulary count is zero, so there is no distribution to draw negatives from")
+		}
+	}
+	if cfg.Subsample > 0 && total > 0 {
+		c.keepThr = make([]uint64, v)
+		for id, n := range vocabCounts {
+			c.keepThr[id] = keepProbThreshold(float64(n)/total, cfg.Subsample)
+		}
+	}
+	c.parts = partitions(vocabCounts, total, min(v, partitionsPerWorker*cfg.Workers, maxPartitions))
+	if err := c.layout(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// keepProbThreshold returns word2vec's keep probability (sqrt(f/t)+1)*t/f
+// as a threshold on a uniform 64-bit hash; MaxUint64 means always keep.
+func keepProbThreshold(f, t float64) uint64 {
+	if f <= 0 {
+		return math.MaxUint64
+	}
+	p := (math.Sqrt(f/t) + 1) * t / f
+	if p >= 1 {
+		return math.MaxUint64
+	}
+	return uint64(p * 0x1p64)
+}
+
+// partitions splits the targets into ranges of about equal expected work,
+// taken as proportional to the token's count plus the average count.
+func partitions(counts []int64, total float64, p int) []int32 {
+	v := len(counts)
+	avg := total/float64(v) + 1
+	sum := total + avg*float64(v)
+	parts := []int32{0}
+	acc := 0.0
+	for id, n := range counts {
+		acc += float64(n) + avg
+		k := len(parts)
+		if k < p && id+1 < v && acc >= sum*float64(k)/float64(p) {
+			parts = append(parts, int32(id+1))
+		}
+	}
+	return append(parts, int32(v))
+}
+
+func (c *Counter) layout() error {
+	m := c.cfg.Memory
+	w := int64(c.cfg.Workers)
+	v := int64(c.v)
+	avail := m - tableBytesPerToken*v
+	share := avail * 3 / 4 / w
+	mergeShare := avail/4/w - mergeBytesPerToken*v
+	if share <= 0 || mergeShare < 8*minReadBuf {
+		return fmt.Errorf("counts: memory budget of %d bytes is too small for a vocabulary of %d tokens and %d workers", m, v, w)
+	}
+	f := int64(math.Sqrt(float64(share) / 4 / 2))
+	for f > 0 && f*(f+1)/2*4 > share/4 {
+		f--
+	}
+	c.dense = int(min(f, maxDense, v))
+	rest := share - int64(c.dense*(c.dense+1)/2*4) - 4*(v+1) - 4*int64(radixHistLen(2*c.idBits+c.dBits))
+	c.bufPairs = int(rest / bytesPerPair)
+	if c.bufPairs < minBufPairs {
+		return fmt.Errorf("counts: memory budget of %d bytes leaves room for only %d buffered pairs per worker (vocabulary %d, %d workers)",
+			m, max(c.bufPairs, 0), v, w)
+	}
+	c.readBuf = int(min(max(mergeShare/64, minReadBuf), maxReadBuf))
+	c.fanIn = int(mergeShare / int64(c.readBuf))
+	return nil
+}
+
+// NewAccumulator returns a counting buffer for one goroutine. At most
+// cfg.Workers accumulators may be created; that limit is what the memory
+// budget was divided by, so exceeding it panics.
+func (c *Counter) NewAccumulator() *Accumulator {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.accs) >= c.cfg.Workers {
+		panic(fmt.Sprintf("counts: more than %d accumulators (Config.Workers)", c.cfg.Workers))
+	}
+	if c.ended {
+		panic("counts: NewAccumulator after Finish or Close")
+	}
+	a := newAccumulator(c)
+	c.accs = append(c.accs, a)
+	return a
+}
+
+// createRunFile opens a new spill file in the counter's private temporary
+// directory, creating the directory on first use.
+func (c *Counter) createRunFile() (*os.File, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return nil, errors.New("counts: spill after Finish or Close")
+	}
+	if c.dir == "" {
+		dir, err := os.MkdirTemp(c.cfg.TempDir, "pwe-counts-")
+		if err != nil {
+			return nil, fmt.Errorf("counts: spill directory: %w", err)
+		}
+		c.dir = dir
+	}
+	f, err := os.CreateTemp(c.dir, "run-*")
+	if err != nil {
+		return nil, fmt.Errorf("counts: spill file: %w", err)
+	}
+	return f, nil
+}
+
+func (c *Counter) addRun(r *run, nBytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.runs = append(c.runs, r)
+	c.spills++
+	c.spilled += nBytes
+}
+
+// Close removes the temporary files. It is safe to call after Finish and
+// more than once.
+func (c *Counter) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ended = true
+	var errs []error
+	for _, r := range c.runs {
+		errs = append(errs, r.f.Close())
+	}
+	c.runs = nil
+	if c.dir != "" {
+		errs = append(errs, os.RemoveAll(c.dir))
+		c.dir = ""
+	}
+	for _, a := range c.accs {
+		a.release()
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,202 @@
+package counts
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"testing"
+
+	"github.com/pwe-project/pwe/formats"
+)
+
+// checkAgainstRef compares the positive counts with the naive reference:
+// the same set of pairs, and n_pos equal to the correctly rounded value of
+// the exact rational sum (the counter divides two exact integers, which
+// rounds correctly too).
+func checkAgainstRef(t *testing.T, what string, rows []formats.CountRow, ref map[[2]int32]*big.Rat) {
+	t.Helper()
+	got := 0
+	for _, r := range rows {
+		if r.NPos == 0 {
+			continue
+		}
+		got++
+		want, ok := ref[[2]int32{r.TargetID, r.ContextID}]
+		if !ok {
+			t.Fatalf("%s: pair (%d, %d) has n_pos %v, reference has none", what, r.TargetID, r.ContextID, r.NPos)
+		}
+		if f, _ := want.Float64(); f != r.NPos {
+			t.Fatalf("%s: pair (%d, %d): n_pos %v, want %v (%s)", what, r.TargetID, r.ContextID, r.NPos, f, want.RatString())
+		}
+	}
+	if got != len(ref) {
+		t.Fatalf("%s: %d pairs with n_pos > 0, reference has %d", what, got, len(ref))
+	}
+}
+
+func TestMatchesReference(t *testing.T) {
+	for w := 1; w <= 8; w++ {
+		for _, wt := range []Weighting{Uniform, Linear, Harmonic} {
+			for _, gaps := range []bool{false, true} {
+				seed := uint64(w*100 + int(wt)*10)
+				if gaps {
+					seed++
+				}
+				v := 5 + int(seed*7919%300)
+				cp := newCorpus(seed, v, 120, 40, gaps)
+				ref, refPairs := refCounts(cp.docs, w, wt)
+				cfg := Config{Window: w, Weighting: wt, Seed: seed, TempDir: t.TempDir()}
+				for _, tc := range []struct {
+					name    string
+					workers int
+					tune    *tuning
+				}{
+					{"in-memory", 1, nil},
+					{"no-dense-spills", 2, &tuning{dense: 0, bufPairs: 400, fanIn: 6}},
+					{"small-dense-spills", 3, &tuning{dense: 7, bufPairs: 600}},
+					{"all-dense", 1, &tuning{dense: v}},
+				} {
+					what := fmt.Sprintf("W=%d %v gaps=%v %s", w, wt, gaps, tc.name)
+					cfg.Workers = tc.workers
+					rows, st := runCounter(t, cfg, cp.counts, cp.docs, seed, tc.tune)
+					checkAgainstRef(t, what, rows, ref)
+					if st.PositivePairs != refPairs {
+						t.Fatalf("%s: %d positive pairs, want %d", what, st.PositivePairs, refPairs)
+					}
+					if st.UniquePairs != int64(len(ref)) {
+						t.Fatalf("%s: UniquePairs %d, want %d", what, st.UniquePairs, len(ref))
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSymmetry(t *testing.T) {
+	cp := newCorpus(5, 400, 300, 80, true)
+	for _, wt := range []Weighting{Uniform, Linear, Harmonic} {
+		rows, _ := runCounter(t, Config{Window: 6, Weighting: wt, Workers: 2, TempDir: t.TempDir()}, cp.counts, cp.docs, 1,
+			&tuning{dense: 20, bufPairs: 500})
+		pos := map[[2]int32]float64{}
+		for _, r := range rows {
+			if r.NPos > 0 {
+				pos[[2]int32{r.TargetID, r.ContextID}] = r.NPos
+			}
+		}
+		if len(pos) == 0 {
+			t.Fatal("no positive pairs")
+		}
+		for k, x := range pos {
+			if y := pos[[2]int32{k[1], k[0]}]; y != x {
+				t.Fatalf("%v: n_pos[%d,%d] = %v but n_pos[%d,%d] = %v", wt, k[0], k[1], x, k[1], k[0], y)
+			}
+		}
+	}
+}
+
+// TestDeterminism: spills, workers and the distribution of documents over
+// workers change nothing, subsampling and negatives included.
+func TestDeterminism(t *testing.T) {
+	cp := newCorpus(9, 700, 600, 120, true)
+	base := Config{Window: 5, Weighting: Linear, Subsample: 1e-3, Negatives: 3, Seed: 42}
+	cfg := base
+	cfg.Workers, cfg.TempDir = 1, t.TempDir()
+	want, wst := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
+	if wst.Subsampled == 0 || wst.Spills != 0 {
+		t.Fatalf("reference run: %+v: want some subsampling and no spill", wst)
+	}
+	for _, tc := range []struct {
+		workers int
+		split   uint64
+		tune    *tuning
+	}{
+		{2, 2, nil},
+		{4, 3, nil},
+		{2, 4, &tuning{dense: 16, bufPairs: 300, fanIn: 5}},
+		{4, 5, &tuning{dense: 0, bufPairs: 1000}},
+		{1, 6, &tuning{dense: 500, bufPairs: 50, fanIn: 4}},
+	} {
+		cfg.Workers = tc.workers
+		got, st := runCounter(t, cfg, cp.counts, cp.docs, tc.split, tc.tune)
+		rowsEqual(t, fmt.Sprintf("%d workers %+v", tc.workers, tc.tune), want, got)
+		if tc.tune != nil && tc.tune.bufPairs < 500 && st.Spills < 20 {
+			t.Fatalf("%+v: only %d spills", tc.tune, st.Spills)
+		}
+		if st.Subsampled != wst.Subsampled || st.PositivePairs != wst.PositivePairs || st.Tokens != wst.Tokens {
+			t.Fatalf("stats differ: %+v vs %+v", st, wst)
+		}
+	}
+	// A different seed changes the subsampling and the negatives.
+	cfg.Seed = 43
+	other, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
+	if len(other) == len(want) {
+		same := true
+		for i := range other {
+			same = same && other[i] == want[i]
+		}
+		if same {
+			t.Fatal("seed 43 gives the same rows as seed 42")
+		}
+	}
+}
+
+func TestTinyBudgetSpills(t *testing.T) {
+	cp := newCorpus(11, 1000, 400, 200, false)
+	cfg := Config{Window: 5, Negatives: 1, Seed: 7, TempDir: t.TempDir()}
+	want, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
+	cfg.Memory = MinMemory
+	cfg.Workers = 2
+	got, st := runCounter(t, cfg, cp.counts, cp.docs, 2, nil)
+	if st.Spills < 4 {
+		t.Fatalf("a %d-byte budget spilled only %d times", cfg.Memory, st.Spills)
+	}
+	rowsEqual(t, "tiny budget", want, got)
+}
+
+// TestDenseOverflow: with harmonic weights over a window of 22 the scale is
+// lcm(1..22) ≈ 2^27.8, so frequent pairs overflow the dense table's uint32
+// counts after a few dozen co-occurrences and must be buffered instead.
+func TestDenseOverflow(t *testing.T) {
+	cp := newCorpus(51, 40, 60, 100, false)
+	ref, _ := refCounts(cp.docs, 22, Harmonic)
+	scale, _ := windowScale(22, Harmonic)
+	overflow := false
+	for _, x := range ref {
+		f, _ := x.Float64()
+		overflow = overflow || f*float64(scale[0]) > 1<<33
+	}
+	if !overflow {
+		t.Fatal("no pair overflows a uint32 count; the test corpus is too small")
+	}
+	for _, workers := range []int{1, 2} {
+		rows, _ := runCounter(t, Config{Window: 22, Weighting: Harmonic, Workers: workers, TempDir: t.TempDir()}, cp.counts, cp.docs, 3, nil)
+		checkAgainstRef(t, fmt.Sprintf("harmonic W=22, %d workers", workers), rows, ref)
+	}
+}
+
+// TestSubsampleRate: the number of discarded tokens matches word2vec's
+// keep probabilities within the binomial error.
+func TestSubsampleRate(t *testing.T) {
+	cp := newCorpus(61, 200, 2000, 100, true)
+	const thr = 1e-3
+	_, st := runCounter(t, Config{Subsample: thr, TempDir: t.TempDir()}, cp.counts, cp.docs, 1, nil)
+	var total float64
+	for _, n := range cp.counts {
+		total += float64(n)
+	}
+	var mean, variance float64
+	for _, doc := range cp.docs {
+		for _, id := range doc {
+			if id < 0 {
+				continue
+			}
+			f := float64(cp.counts[id]) / total
+			keep := min(1, (math.Sqrt(f/thr)+1)*thr/f)
+			mean += 1 - keep
+			variance += keep * (1 - keep)
+		}
+	}
+	if z := (float64(st.Subsampled) - mean) / math.Sqrt(variance); math.Abs(z) > 5 || mean < 100 {
+		t.Fatalf("%d tokens subsampled, expected %.1f ± %.1f (z = %.1f)", st.Subsampled, mean, math.Sqrt(variance), z)
+	}
+}

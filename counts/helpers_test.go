@@ -1,0 +1,192 @@
+package counts
+
+import (
+	"context"
+	"math/big"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/pwe-project/pwe/formats"
+)
+
+// corpus is a random test corpus: Zipf ids over v tokens, documents of
+// random length (0 and 1 included), optional -1 gaps.
+type corpus struct {
+	v      int
+	docs   [][]int32
+	counts []int64 // vocabulary counts, descending
+}
+
+func newCorpus(seed uint64, v, nDocs, maxLen int, gaps bool) corpus {
+	r := rand.New(rand.NewPCG(seed, 17))
+	z := rand.NewZipf(r, 1.1, 2, uint64(v-1))
+	c := corpus{v: v, counts: make([]int64, v)}
+	for range nDocs {
+		n := r.IntN(maxLen + 1)
+		if r.IntN(5) == 0 {
+			n = r.IntN(2)
+		}
+		doc := make([]int32, n)
+		for i := range doc {
+			if gaps && r.IntN(6) == 0 {
+				doc[i] = -1
+				continue
+			}
+			doc[i] = int32(z.Uint64())
+			c.counts[doc[i]]++
+		}
+		c.docs = append(c.docs, doc)
+	}
+	// The counter wants counts non-increasing in id, as a vocabulary has;
+	// Zipf ids are nearly so, and a rank-preserving fix-up makes it exact.
+	for i := 1; i < v; i++ {
+		c.counts[i] = min(c.counts[i], c.counts[i-1])
+	}
+	for i := range c.counts {
+		c.counts[i]++
+	}
+	return c
+}
+
+// refWeight is the window weight from its definition, as a rational.
+func refWeight(wt Weighting, w, d int) *big.Rat {
+	switch wt {
+	case Linear:
+		x := new(big.Rat).Sub(big.NewRat(1, 1), big.NewRat(int64(d-1), int64(w)))
+		if x.Sign() < 0 {
+			x.SetInt64(0)
+		}
+		return x
+	case Harmonic:
+		return big.NewRat(1, int64(d))
+	default:
+		return big.NewRat(1, 1)
+	}
+}
+
+// refCounts is the naive reference: every ordered pair of distinct
+// positions within the window, weights summed as exact rationals.
+func refCounts(docs [][]int32, w int, wt Weighting) (map[[2]int32]*big.Rat, int64) {
+	m := map[[2]int32]*big.Rat{}
+	var pairs int64
+	for _, doc := range docs {
+		for p := range doc {
+			for q := range doc {
+				d := p - q
+				if d < 0 {
+					d = -d
+				}
+				if p == q || d > w || doc[p] < 0 || doc[q] < 0 {
+					continue
+				}
+				k := [2]int32{doc[p], doc[q]}
+				if m[k] == nil {
+					m[k] = new(big.Rat)
+				}
+				m[k].Add(m[k], refWeight(wt, w, d))
+				pairs++
+			}
+		}
+	}
+	return m, pairs
+}
+
+// tuning overrides the memory layout to force code paths.
+type tuning struct {
+	dense, bufPairs, fanIn int
+}
+
+// runCounter counts docs with the given number of accumulators, each
+// document going to a randomly chosen one (seeded by split), run
+// concurrently, and returns all rows.
+func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split uint64, tune *tuning) ([]formats.CountRow, Stats) {
+	t.Helper()
+	c, err := New(cfg, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if tune != nil {
+		if tune.dense >= 0 {
+			c.dense = min(tune.dense, c.v)
+		}
+		if tune.bufPairs > 0 {
+			c.bufPairs = tune.bufPairs
+		}
+		if tune.fanIn > 0 {
+			c.fanIn = tune.fanIn
+		}
+	}
+	workers := c.cfg.Workers
+	accs := make([]*Accumulator, workers)
+	for i := range accs {
+		accs[i] = c.NewAccumulator()
+	}
+	owner := make([]int, len(docs))
+	r := rand.New(rand.NewPCG(split, 3))
+	for i := range owner {
+		owner[i] = r.IntN(workers)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for wi := range workers {
+		wg.Go(func() {
+			for i, doc := range docs {
+				if owner[i] == wi {
+					if err := accs[wi].Add(doc, int64(i)); err != nil {
+						errs[wi] = err
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows []formats.CountRow
+	st, err := c.Finish(context.Background(), func(b []formats.CountRow) error {
+		rows = append(rows, b...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		var prev *formats.CountRow
+		if i > 0 {
+			prev = &rows[i-1]
+		}
+		if err := formats.CheckCountRow(rows[i], prev, len(counts)); err != nil {
+			t.Fatalf("row %d: %v", i, err)
+		}
+		if rows[i].NPos == 0 && rows[i].NNeg == 0 {
+			t.Fatalf("row %d: %+v has no counts", i, rows[i])
+		}
+	}
+	return rows, st
+}
+
+func rowsEqual(t *testing.T, what string, a, b []formats.CountRow) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%s: %d rows vs %d", what, len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("%s: row %d: %+v vs %+v", what, i, a[i], b[i])
+		}
+	}
+}
+
+// chiSquareCritical returns the upper alpha quantile of chi-square with df
+// degrees of freedom.
+func chiSquareCritical(df int, alpha float64) float64 {
+	return distuv.ChiSquared{K: float64(df)}.Quantile(1 - alpha)
+}

@@ -1,0 +1,536 @@
+package counts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"slices"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pwe-project/pwe/formats"
+)
+
+// batchRows is the number of rows handed to emit at a time.
+const batchRows = 4096
+
+var errOverflow = errors.New("counts: a pair count overflowed 64 bits; use a smaller corpus, window or weighting scale")
+
+// Finish merges the counts of every accumulator, draws the negatives and
+// calls emit with batches of rows sorted by (target, context). It must be
+// called once, after every Add call has returned. emit must not keep the
+// slice after returning. Temporary files are removed whether Finish
+// succeeds or not.
+func (c *Counter) Finish(ctx context.Context, emit func(rows []formats.CountRow) error) (Stats, error) {
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return Stats{}, errors.New("counts: Finish after Finish or Close")
+	}
+	accs := c.accs
+	c.mu.Unlock()
+	defer c.Close()
+
+	var st Stats
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(c.cfg.Workers)
+	for _, a := range accs {
+		if a.err != nil {
+			return st, a.err
+		}
+	}
+	for _, a := range accs {
+		st.Documents += a.docs
+		st.Tokens += a.tokens
+		st.Subsampled += a.subsampled
+		st.PositivePairs += a.pairs
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			err := a.spill()
+			a.release()
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return st, err
+	}
+
+	// Sum the dense tables; with one accumulator there is nothing to sum.
+	var dense []uint64
+	overflowed := false
+	if len(accs) > 0 && c.dense > 0 {
+		dense = make([]uint64, len(accs[0].dense))
+		for _, a := range accs {
+			for i, x := range a.dense {
+				dense[i] += uint64(x)
+			}
+			a.dense = nil
+			overflowed = overflowed || a.overflowed
+		}
+		st.DenseSize = c.dense
+	}
+
+	mergers := make([]*merger, c.cfg.Workers)
+	for i := range mergers {
+		mergers[i] = newMerger(c)
+	}
+	if err := c.reduceRuns(ctx, mergers[0]); err != nil {
+		return st, err
+	}
+	for _, m := range mergers {
+		m.denseOverflowed = overflowed
+	}
+	if err := c.mergeAll(ctx, mergers, dense, emit); err != nil {
+		return st, err
+	}
+	for _, m := range mergers {
+		st.UniquePairs += m.uniquePairs
+		st.Rows += m.rows
+	}
+	st.Spills, st.SpilledBytes = c.spills, c.spilled
+	return st, nil
+}
+
+// mergeAll merges the partitions on cfg.Workers goroutines and emits their
+// batches in partition order.
+func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint64, emit func([]formats.CountRow) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	nParts := len(c.parts) - 1
+	outs := make([]chan []formats.CountRow, nParts)
+	for p := range outs {
+		outs[p] = make(chan []formats.CountRow, 4)
+	}
+	// Emitted batches return to free for reuse.
+	free := make(chan []formats.CountRow, 8*len(mergers))
+	var next atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	for _, m := range mergers {
+		g.Go(func() error {
+			for {
+				p := int(next.Add(1) - 1)
+				if p >= nParts {
+					return nil
+				}
+				m.out, m.free, m.ctx = outs[p], free, gctx
+				m.batch = m.newBatch()
+				err := m.partition(p, c.sections(p), dense, m.finalRow)
+				if err == nil {
+					err = m.send()
+				}
+				close(outs[p])
+				if err != nil {
+					return err
+				}
+			}
+		})
+	}
+	var emitErr error
+emitting:
+	for p := range outs {
+		for {
+			select {
+			case b, ok := <-outs[p]:
+				if !ok {
+					continue emitting
+				}
+				if err := emit(b); err != nil {
+					emitErr = err
+					cancel()
+					break emitting
+				}
+				select {
+				case free <- b:
+				default:
+				}
+			case <-gctx.Done():
+				break emitting
+			}
+		}
+	}
+	err := g.Wait()
+	if emitErr != nil {
+		return emitErr
+	}
+	if err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// sections lists partition p of every section of every run.
+func (c *Counter) sections(p int) []section {
+	var s []section
+	for _, r := range c.runs {
+		for i := range r.sections {
+			if sec := r.section(i, p); sec.end > sec.start {
+				s = append(s, sec)
+			}
+		}
+	}
+	return s
+}
+
+// reduceRuns merges the oldest runs into one until the merge fan-in
+// suffices, so that the final merge's read buffers fit the budget.
+func (c *Counter) reduceRuns(ctx context.Context, m *merger) error {
+	for {
+		total := 0
+		for _, r := range c.runs {
+			total += len(r.sections)
+		}
+		if total <= c.fanIn {
+			return nil
+		}
+		k, secs := 0, 0
+		for k < len(c.runs) && (k < 2 || secs+len(c.runs[k].sections) <= c.fanIn) {
+			secs += len(c.runs[k].sections)
+			k++
+		}
+		group := c.runs[:k]
+		f, err := c.createRunFile()
+		if err != nil {
+			return err
+		}
+		out := &run{f: f}
+		w := newRunWriter(f, c.parts, make([]byte, 0, runBufSize))
+		w.startSection()
+		sink := func(t int32, cs []int32, vs []uint64) error {
+			w.group(t, len(cs))
+			prev := int32(0)
+			for i, ctxID := range cs {
+				w.entry(uint32(ctxID-prev), vs[i])
+				prev = ctxID
+			}
+			return w.err
+		}
+		for p := range len(c.parts) - 1 {
+			if err := ctx.Err(); err != nil {
+				f.Close()
+				return err
+			}
+			var secs []section
+			for _, r := range group {
+				for i := range r.sections {
+					if sec := r.section(i, p); sec.end > sec.start {
+						secs = append(secs, sec)
+					}
+				}
+			}
+			if err := m.partition(p, secs, nil, sink); err != nil {
+				f.Close()
+				return err
+			}
+		}
+		out.sections = [][]int64{w.endSection()}
+		w.flush()
+		if w.err != nil {
+			f.Close()
+			return fmt.Errorf("counts: writing spill file: %w", w.err)
+		}
+		for _, r := range group {
+			r.f.Close()
+			os.Remove(r.f.Name())
+		}
+		c.mu.Lock()
+		c.runs = append(c.runs[k:len(c.runs):len(c.runs)], out)
+		c.spills++
+		c.spilled += w.nBytes
+		c.mu.Unlock()
+	}
+}
+
+// merger assembles target rows from the sections of one partition.
+type merger struct {
+	c       *Counter
+	cursors []cursor
+	bufs    [][]byte
+	tally   *tally[uint64] // for rows combined from many runs
+	cs, tc  []int32
+	vs, tv  []uint64
+	packed  []uint64
+	neg     *negSampler
+	ncs     []int32
+	nns     []uint64
+
+	// denseOverflowed says runs may hold pairs of the dense range too.
+	denseOverflowed bool
+
+	ctx         context.Context
+	out, free   chan []formats.CountRow
+	batch       []formats.CountRow
+	uniquePairs int64
+	rows        int64
+}
+
+func newMerger(c *Counter) *merger {
+	m := &merger{c: c, tally: newTally[uint64](c.v)}
+	if c.neg != nil {
+		m.neg = newNegSampler(c.neg)
+	}
+	return m
+}
+
+// partition merges the sections of partition p, adds the dense table's
+// rows if dense is not nil, and calls sink for every non-empty target row
+// in increasing order, with contexts increasing and canonical counts.
+func (m *merger) partition(p int, secs []section, dense []uint64, sink func(t int32, cs []int32, vs []uint64) error) error {
+	c := m.c
+	for len(m.cursors) < len(secs) {
+		m.cursors = append(m.cursors, cursor{})
+		m.bufs = append(m.bufs, make([]byte, 0, c.readBuf))
+	}
+	cur := m.cursors[:len(secs)]
+	for i, s := range secs {
+		if err := cur[i].reset(s, m.bufs[i]); err != nil {
+			return err
+		}
+	}
+	f := int32(0)
+	if dense != nil {
+		f = int32(c.dense)
+	}
+	t1 := c.parts[p+1]
+	t := c.parts[p]
+	for {
+		next := t1
+		if t < f {
+			next = t
+		}
+		for i := range cur {
+			if !cur[i].done && cur[i].t < next {
+				next = cur[i].t
+			}
+		}
+		if next >= t1 {
+			return nil
+		}
+		t = next
+		cs, vs := m.cs[:0], m.vs[:0]
+		if t < f {
+			cs, vs = denseRow(dense, t, f, cs, vs)
+		}
+		k, which := 0, 0
+		for i := range cur {
+			if !cur[i].done && cur[i].t == t {
+				k++
+				which = i
+			}
+		}
+		var err error
+		switch {
+		case k >= 1 && t < f && m.denseOverflowed:
+			tc, tv := append(m.tc[:0], cs...), append(m.tv[:0], vs...)
+			for i := range cur {
+				if !cur[i].done && cur[i].t == t {
+					if tc, tv, err = cur[i].appendGroup(tc, tv); err != nil {
+						break
+					}
+				}
+			}
+			m.tc, m.tv = tc, tv
+			cs, vs = m.combine(tc, tv, cs[:0], vs[:0])
+		case k == 1:
+			cs, vs, err = cur[which].appendGroup(cs, vs)
+		case k > 1:
+			tc, tv := m.tc[:0], m.tv[:0]
+			for i := range cur {
+				if !cur[i].done && cur[i].t == t {
+					if tc, tv, err = cur[i].appendGroup(tc, tv); err != nil {
+						break
+					}
+				}
+			}
+			m.tc, m.tv = tc, tv
+			cs, vs = m.combine(tc, tv, cs, vs)
+		}
+		m.cs, m.vs = cs, vs
+		if err != nil {
+			return err
+		}
+		if len(cs) > 0 {
+			if err := sink(t, cs, vs); err != nil {
+				return err
+			}
+		}
+		t++
+	}
+}
+
+// denseRow appends the non-zero entries of row t of the dense triangle.
+func denseRow(dense []uint64, t, f int32, cs []int32, vs []uint64) ([]int32, []uint64) {
+	base := int(t) * int(t+1) / 2
+	for c, v := range dense[base : base+int(t)+1] {
+		if v != 0 {
+			cs = append(cs, int32(c))
+			vs = append(vs, v)
+		}
+	}
+	idx := base + 2*int(t) + 1 // entry (t, t+1)
+	for c := t + 1; c < f; c++ {
+		if v := dense[idx]; v != 0 {
+			cs = append(cs, c)
+			vs = append(vs, v)
+		}
+		idx += int(c) + 1
+	}
+	return cs, vs
+}
+
+// combine appends the entries (tc, tv), which come from several sorted
+// groups, sorted by context with equal contexts summed.
+func (m *merger) combine(tc []int32, tv []uint64, cs []int32, vs []uint64) ([]int32, []uint64) {
+	if len(tc)*64 >= len(m.tally.summary) {
+		for i, x := range tc {
+			m.tally.add(x, tv[i])
+		}
+		return m.tally.drain(cs, vs)
+	}
+	// Few entries in a large vocabulary: sort (context, index) keys.
+	p := m.packed[:0]
+	for i, x := range tc {
+		p = append(p, uint64(x)<<32|uint64(i))
+	}
+	slices.Sort(p)
+	m.packed = p
+	for i := 0; i < len(p); {
+		x := int32(p[i] >> 32)
+		var s uint64
+		for ; i < len(p) && int32(p[i]>>32) == x; i++ {
+			s += tv[uint32(p[i])]
+		}
+		cs = append(cs, x)
+		vs = append(vs, s)
+	}
+	return cs, vs
+}
+
+// finalRow turns the canonical positive counts of target t into output
+// rows, drawing or computing its negatives.
+func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
+	c := m.c
+	var wsum uint64
+	for i, x := range cs {
+		v := vs[i]
+		if x == t {
+			v *= 2
+			if v>>1 != vs[i] {
+				return errOverflow
+			}
+		}
+		var carry uint64
+		if wsum, carry = bits.Add64(wsum, v, 0); carry != 0 {
+			return errOverflow
+		}
+	}
+	scale := float64(c.scale)
+	k := uint64(c.cfg.Negatives)
+	ncs, nns := m.ncs[:0], m.nns[:0]
+	expected := c.neg != nil && c.cfg.NegMode == Expected
+	if c.neg != nil && !expected {
+		hi, lo := bits.Mul64(k, wsum)
+		if hi != 0 {
+			return errOverflow
+		}
+		draws := lo / c.scale
+		r := newRNG(c.cfg.Seed, domainNegatives, uint64(t))
+		if rem := lo % c.scale; rem != 0 && r.below(c.scale) < rem {
+			draws++
+		}
+		ncs, nns = m.neg.sample(&r, draws, negAuto, ncs, nns)
+		m.ncs, m.nns = ncs, nns
+	}
+	rows := m.batch
+	if expected {
+		// K * W_t * P(j) for every j with P(j) > 0.
+		kw := float64(k) * (float64(wsum) / scale)
+		i := 0
+		for j, pj := range c.neg.p {
+			row := formats.CountRow{TargetID: t, ContextID: int32(j)}
+			if i < len(cs) && cs[i] == int32(j) {
+				row.NPos = m.npos(t, cs[i], vs[i])
+				i++
+			}
+			if pj > 0 {
+				row.NNeg = kw * pj
+			}
+			if row.NPos == 0 && row.NNeg == 0 {
+				continue
+			}
+			if rows = append(rows, row); len(rows) == batchRows {
+				m.batch = rows
+				if err := m.send(); err != nil {
+					return err
+				}
+				rows = m.batch
+			}
+		}
+		m.batch = rows
+		return nil
+	}
+	i, j := 0, 0
+	for i < len(cs) || j < len(ncs) {
+		var row formats.CountRow
+		row.TargetID = t
+		switch {
+		case j == len(ncs) || i < len(cs) && cs[i] < ncs[j]:
+			row.ContextID, row.NPos = cs[i], m.npos(t, cs[i], vs[i])
+			i++
+		case i == len(cs) || ncs[j] < cs[i]:
+			row.ContextID, row.NNeg = ncs[j], float64(nns[j])
+			j++
+		default:
+			row.ContextID, row.NPos, row.NNeg = cs[i], m.npos(t, cs[i], vs[i]), float64(nns[j])
+			i++
+			j++
+		}
+		if rows = append(rows, row); len(rows) == batchRows {
+			m.batch = rows
+			if err := m.send(); err != nil {
+				return err
+			}
+			rows = m.batch
+		}
+	}
+	m.batch = rows
+	return nil
+}
+
+// npos converts a canonical count to n_pos: diagonal pairs were counted
+// once per unordered co-occurrence but are two ordered pairs.
+func (m *merger) npos(t, ctxID int32, v uint64) float64 {
+	m.uniquePairs++
+	if t == ctxID {
+		v *= 2
+	}
+	return float64(v) / float64(m.c.scale)
+}
+
+// send hands the current batch to the emitter and starts a new one.
+func (m *merger) send() error {
+	if len(m.batch) == 0 {
+		return nil
+	}
+	m.rows += int64(len(m.batch))
+	select {
+	case m.out <- m.batch:
+	case <-m.ctx.Done():
+		return m.ctx.Err()
+	}
+	m.batch = m.newBatch()
+	return nil
+}
+
+func (m *merger) newBatch() []formats.CountRow {
+	select {
+	case b := <-m.free:
+		return b[:0]
+	default:
+		return make([]formats.CountRow, 0, batchRows)
+	}
+}

@@ -1,0 +1,196 @@
+package counts
+
+import (
+	"math"
+	"slices"
+)
+
+// negTable is the negative-sampling distribution P(j) ∝ count_j^power with
+// the tables its samplers need. Ids are sorted by descending count, so P is
+// non-increasing and the conditional-binomial chain meets the large
+// categories first.
+type negTable struct {
+	p []float64 // P(j)
+	// Alias table (Vose): draw j uniform, keep it if 32 other random bits
+	// fall below alias[j].keep, else take alias[j].other.
+	alias []aliasEntry
+	// cond[j] = P(j) / sum_{k>=j} P(k): the success probability of the
+	// j-th binomial of the chain; 1 at the last category with P > 0.
+	cond []float64
+	// logQ[j] = log(1 - cond[j]) where cond[j] <= 1/2.
+	logQ []float64
+	last int // last category with P > 0
+}
+
+type aliasEntry struct {
+	keep  uint32
+	other int32 // the category itself where it is always kept
+}
+
+func newNegTable(counts []int64, power float64) (*negTable, bool) {
+	v := len(counts)
+	t := &negTable{
+		p: make([]float64, v), alias: make([]aliasEntry, v),
+		cond: make([]float64, v), logQ: make([]float64, v), last: -1,
+	}
+	var sum float64
+	for j, c := range counts {
+		if c > 0 {
+			t.p[j] = math.Pow(float64(c), power)
+			sum += t.p[j]
+			t.last = j
+		}
+	}
+	if t.last < 0 || !(sum > 0) || math.IsInf(sum, 0) {
+		return nil, false
+	}
+	for j := range t.p {
+		t.p[j] /= sum
+	}
+	tail := 0.0
+	for j := t.last; j >= 0; j-- {
+		tail += t.p[j]
+		if t.p[j] > 0 {
+			t.cond[j] = min(1, t.p[j]/tail)
+		}
+	}
+	t.cond[t.last] = 1
+	for j, c := range t.cond {
+		if c <= 0.5 {
+			t.logQ[j] = math.Log1p(-c)
+		}
+	}
+	t.buildAlias()
+	return t, true
+}
+
+func (t *negTable) buildAlias() {
+	v := len(t.p)
+	scaled := make([]float64, v)
+	var small, large []int32
+	for j, pj := range t.p {
+		scaled[j] = pj * float64(v)
+		t.alias[j] = aliasEntry{keep: math.MaxUint32, other: int32(j)}
+		if scaled[j] < 1 {
+			small = append(small, int32(j))
+		} else {
+			large = append(large, int32(j))
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		s := small[len(small)-1]
+		small = small[:len(small)-1]
+		l := large[len(large)-1]
+		t.alias[s] = aliasEntry{keep: uint32(scaled[s] * (1 << 32)), other: l}
+		scaled[l] -= 1 - scaled[s]
+		if scaled[l] < 1 {
+			large = large[:len(large)-1]
+			small = append(small, l)
+		}
+	}
+	// What is left has weight 1 up to rounding and keeps itself, except
+	// categories of probability 0, which must never be returned.
+	for _, j := range small {
+		if t.p[j] == 0 {
+			t.alias[j] = aliasEntry{keep: 0, other: int32(t.last)}
+		}
+	}
+}
+
+// drawAlias draws one category.
+func (t *negTable) drawAlias(r *rng) int32 {
+	x := r.next()
+	j := (x & 0xffffffff) * uint64(len(t.alias)) >> 32
+	e := t.alias[j]
+	if uint32(x>>32) < e.keep {
+		return int32(j)
+	}
+	return e.other
+}
+
+// negMethod selects how a target's negatives are drawn.
+type negMethod int
+
+const (
+	// negAuto picks alias draws or the chain by cost.
+	negAuto negMethod = iota
+	// negAlias makes m alias draws.
+	negAlias
+	// negChain runs the conditional binomials.
+	negChain
+)
+
+// Relative costs, measured by BenchmarkNegatives: an alias draw with its
+// tally against one binomial step of the chain.
+const (
+	costAlias    = 2
+	costBinomial = 9
+	sortDrawsMax = 32 // below this many draws, sorting beats the tally
+)
+
+// negSampler draws the negatives of one target at a time; it owns scratch
+// space so that a merge worker allocates it once.
+type negSampler struct {
+	t     *negTable
+	draws []int32
+	tally *tally[uint32] // m <= 4.5 V draws fit uint32
+}
+
+func newNegSampler(t *negTable) *negSampler {
+	return &negSampler{t: t, tally: newTally[uint32](len(t.p))}
+}
+
+// sample appends to (cs, ns) the contexts, in increasing order, and the
+// counts of an exact Multinomial(m, P) draw.
+func (s *negSampler) sample(r *rng, m uint64, method negMethod, cs []int32, ns []uint64) ([]int32, []uint64) {
+	if m == 0 {
+		return cs, ns
+	}
+	t := s.t
+	if method == negAlias || method == negAuto && m*costAlias <= uint64(t.last+1)*costBinomial {
+		if m < sortDrawsMax {
+			s.draws = s.draws[:0]
+			for range m {
+				s.draws = append(s.draws, t.drawAlias(r))
+			}
+			return s.sorted(cs, ns)
+		}
+		for range m {
+			s.tally.add(t.drawAlias(r), 1)
+		}
+		return s.tally.drain(cs, ns)
+	}
+	// Conditional binomials: given the counts of categories < j, the count
+	// of j is Binomial(remaining, P(j) / P(k >= j)).
+	n := m
+	for j := 0; n > 0 && j <= t.last; j++ {
+		var x int64
+		if c := t.cond[j]; c <= 0.5 {
+			x = binomialLogQ(r, int64(n), c, t.logQ[j])
+		} else {
+			x = binomial(r, int64(n), c)
+		}
+		if x > 0 {
+			cs = append(cs, int32(j))
+			ns = append(ns, uint64(x))
+			n -= uint64(x)
+		}
+	}
+	return cs, ns
+}
+
+// sorted appends the draws as sorted (category, count) pairs.
+func (s *negSampler) sorted(cs []int32, ns []uint64) ([]int32, []uint64) {
+	d := s.draws
+	slices.Sort(d)
+	for i := 0; i < len(d); {
+		k := i + 1
+		for k < len(d) && d[k] == d[i] {
+			k++
+		}
+		cs = append(cs, d[i])
+		ns = append(ns, uint64(k-i))
+		i = k
+	}
+	return cs, ns
+}

@@ -1,0 +1,195 @@
+package counts
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// A run is a spill file of aggregated pair counts grouped by target in
+// increasing order. It holds one or more sections, each a sequence of
+// groups
+//
+//	uvarint(target) uvarint(n) n × (uvarint(context delta) uvarint(count))
+//
+// where context deltas restart from 0 in every group. Counts are canonical:
+// the integer sum for the unordered pair, so a diagonal entry is doubled on
+// output. For every section the run records the byte offset at which each
+// target partition starts, so that partitions merge independently.
+type run struct {
+	f        *os.File
+	sections [][]int64 // per section: offsets of partitions 0..P, then the end
+}
+
+// section is one partition of one run section: bytes [start, end) of f.
+type section struct {
+	f          *os.File
+	start, end int64
+}
+
+func (r *run) section(s, p int) section {
+	return section{f: r.f, start: r.sections[s][p], end: r.sections[s][p+1]}
+}
+
+// runWriter encodes groups into a file, recording partition offsets.
+type runWriter struct {
+	f      *os.File
+	buf    []byte
+	off    int64 // bytes written to f before buf
+	parts  []int32
+	offs   []int64
+	nextP  int
+	err    error
+	nBytes int64
+}
+
+const runBufSize = 256 << 10
+
+func newRunWriter(f *os.File, parts []int32, buf []byte) *runWriter {
+	w := &runWriter{f: f, buf: buf[:0], parts: parts}
+	w.off, w.err = f.Seek(0, io.SeekEnd)
+	return w
+}
+
+// startSection begins a new section at the current offset.
+func (w *runWriter) startSection() {
+	w.offs = make([]int64, len(w.parts))
+	w.nextP = 0
+}
+
+// group starts the group of target t with n entries.
+func (w *runWriter) group(t int32, n int) {
+	pos := w.off + int64(len(w.buf))
+	for w.nextP < len(w.parts)-1 && t >= w.parts[w.nextP] {
+		w.offs[w.nextP] = pos
+		w.nextP++
+	}
+	w.buf = binary.AppendUvarint(w.buf, uint64(t))
+	w.buf = binary.AppendUvarint(w.buf, uint64(n))
+}
+
+func (w *runWriter) entry(delta uint32, v uint64) {
+	if delta < 0x80 && v < 0x80 {
+		w.buf = append(w.buf, byte(delta), byte(v))
+	} else {
+		w.buf = binary.AppendUvarint(w.buf, uint64(delta))
+		w.buf = binary.AppendUvarint(w.buf, v)
+	}
+	if len(w.buf) >= cap(w.buf)-32 {
+		w.flush()
+	}
+}
+
+func (w *runWriter) flush() {
+	if w.err == nil && len(w.buf) > 0 {
+		_, w.err = w.f.Write(w.buf)
+	}
+	w.off += int64(len(w.buf))
+	w.nBytes += int64(len(w.buf))
+	w.buf = w.buf[:0]
+}
+
+// endSection finishes the section and returns its partition offsets.
+func (w *runWriter) endSection() []int64 {
+	pos := w.off + int64(len(w.buf))
+	for ; w.nextP < len(w.parts); w.nextP++ {
+		w.offs[w.nextP] = pos
+	}
+	return w.offs
+}
+
+// cursor decodes the groups of one section.
+type cursor struct {
+	r       io.ReaderAt
+	off     int64 // next file offset to read
+	end     int64
+	buf     []byte
+	pos     int
+	t       int32 // target of the current group
+	n       int   // entries of the current group
+	done    bool
+	corrupt bool
+}
+
+func (c *cursor) reset(s section, buf []byte) error {
+	*c = cursor{r: s.f, off: s.start, end: s.end, buf: buf[:0]}
+	return c.nextGroup()
+}
+
+// fill makes at least 2*MaxVarintLen64 bytes available unless the section
+// ends first.
+func (c *cursor) fill() error {
+	if len(c.buf)-c.pos >= 2*binary.MaxVarintLen64 || c.off >= c.end {
+		return nil
+	}
+	n := copy(c.buf[:cap(c.buf)], c.buf[c.pos:])
+	want := min(int64(cap(c.buf)-n), c.end-c.off)
+	m, err := c.r.ReadAt(c.buf[n:n+int(want)], c.off)
+	if m < int(want) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("counts: reading spill file: %w", err)
+	}
+	c.off += want
+	c.buf = c.buf[:n+int(want)]
+	c.pos = 0
+	return nil
+}
+
+func (c *cursor) uvarint() uint64 {
+	if c.pos < len(c.buf) && c.buf[c.pos] < 0x80 {
+		c.pos++
+		return uint64(c.buf[c.pos-1])
+	}
+	v, k := binary.Uvarint(c.buf[c.pos:])
+	if k <= 0 {
+		c.corrupt = true
+		c.pos = len(c.buf)
+		return 0
+	}
+	c.pos += k
+	return v
+}
+
+var errCorruptRun = errors.New("counts: spill file is corrupt")
+
+// nextGroup reads the next group header, or sets done.
+func (c *cursor) nextGroup() error {
+	if err := c.fill(); err != nil {
+		return err
+	}
+	if c.pos == len(c.buf) && c.off >= c.end {
+		c.done = true
+		return nil
+	}
+	c.t = int32(c.uvarint())
+	c.n = int(c.uvarint())
+	if c.corrupt {
+		return errCorruptRun
+	}
+	return nil
+}
+
+// appendGroup appends the current group's entries and moves to the next
+// group.
+func (c *cursor) appendGroup(cs []int32, vs []uint64) ([]int32, []uint64, error) {
+	ctx := uint64(0)
+	for range c.n {
+		if len(c.buf)-c.pos < 2*binary.MaxVarintLen64 {
+			if err := c.fill(); err != nil {
+				return cs, vs, err
+			}
+		}
+		ctx += c.uvarint()
+		v := c.uvarint()
+		cs = append(cs, int32(ctx))
+		vs = append(vs, v)
+	}
+	if c.corrupt {
+		return cs, vs, errCorruptRun
+	}
+	return cs, vs, c.nextGroup()
+}

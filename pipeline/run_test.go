@@ -1,0 +1,156 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pwe-project/pwe/formats"
+)
+
+const config = `
+output: out
+seed: 3
+input:
+  paths: [../testdata/austen-200.txt]
+  doc_sep: blank
+tokenize:
+  max_vocab: 40
+count:
+  window: 3
+fit:
+  dim: 2
+  chains: 2
+  warmup: 20
+  draws: 20
+`
+
+func loadConfig(t *testing.T, dir, text string) Config {
+	t.Helper()
+	path := filepath.Join(dir, "run.yaml")
+	// The config lives in dir but names the fixture relative to the
+	// package directory, so rewrite it as an absolute path.
+	abs, err := filepath.Abs("../testdata/austen-200.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = strings.Replace(text, "../testdata/austen-200.txt", abs, 1)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestRunSkipRerunForce(t *testing.T) {
+	dir := t.TempDir()
+	cfg := loadConfig(t, dir, config)
+	if cfg.Output != filepath.Join(dir, "out") {
+		t.Fatalf("output %q, want it relative to the config file", cfg.Output)
+	}
+	ctx := context.Background()
+	rep, err := Run(ctx, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := []string{"tokenize", "count", "fit"}
+	if !slices.Equal(rep.Ran, all) {
+		t.Fatalf("first run ran %v, want %v", rep.Ran, all)
+	}
+	for _, f := range []string{VocabFile, CountsFile, "fit/map.parquet", "fit/draws.parquet", "fit/summary.parquet", "fit/sample_stats.parquet", ManifestFile} {
+		if _, err := os.Stat(filepath.Join(cfg.Output, f)); err != nil {
+			t.Errorf("missing output: %v", err)
+		}
+	}
+	man, err := readManifest(filepath.Join(cfg.Output, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(man.Stages) != 3 {
+		t.Fatalf("manifest has %d stages", len(man.Stages))
+	}
+	for _, r := range man.Stages {
+		if r.Key == "" || len(r.Inputs) == 0 || len(r.Outputs) == 0 || r.Version == "" || r.End.Before(r.Start) || r.PeakRSS <= 0 {
+			t.Errorf("incomplete manifest record %+v", r)
+		}
+	}
+	if fit := man.find("fit"); fit.Seed != 3 {
+		t.Errorf("fit seed %d, want the run's seed 3", fit.Seed)
+	}
+
+	rep, err = Run(ctx, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Ran) != 0 || !slices.Equal(rep.Skipped, all) {
+		t.Fatalf("unchanged rerun ran %v, skipped %v", rep.Ran, rep.Skipped)
+	}
+
+	// A count setting changes: count and fit re-run, tokenize does not.
+	cfg.Count.Window = 4
+	rep, err = Run(ctx, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Ran, []string{"count", "fit"}) || !slices.Equal(rep.Skipped, []string{"tokenize"}) {
+		t.Fatalf("after changing the window: ran %v, skipped %v", rep.Ran, rep.Skipped)
+	}
+	_, meta, err := formats.ReadAll[formats.CountRow](filepath.Join(cfg.Output, CountsFile), formats.SchemaCounts)
+	if raw, _ := meta.Config.(json.RawMessage); err != nil || !strings.Contains(string(raw), `"window":4`) {
+		t.Errorf("counts.parquet was not rewritten with window 4: %s %v", raw, err)
+	}
+
+	// An output altered behind pwe's back makes its stage stale.
+	if err := os.WriteFile(filepath.Join(cfg.Output, "fit", "map.parquet"), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Run(ctx, cfg, Options{})
+	if err != nil || !slices.Equal(rep.Ran, []string{"fit"}) {
+		t.Fatalf("after damaging map.parquet: ran %v (%v), want fit", rep.Ran, err)
+	}
+
+	rep, err = Run(ctx, cfg, Options{Force: true})
+	if err != nil || !slices.Equal(rep.Ran, all) {
+		t.Fatalf("--force ran %v (%v)", rep.Ran, err)
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]string{
+		"unknown key":    "output: x\ninput: {paths: [a]}\ntokenize: {max_vocabb: 3}\n",
+		"no input":       "output: x\n",
+		"both inputs":    "output: x\ninput: {paths: [a]}\nmovielens: {ratings: r.csv}\n",
+		"bad memory":     "output: x\nmemory: lots\ninput: {paths: [a]}\n",
+		"not yaml":       "output: [x\n",
+		"no output here": "input: {paths: [a]}\n",
+	}
+	for name, text := range cases {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".yaml")
+		os.WriteFile(path, []byte(text), 0o644)
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: error %v, want one naming %s", name, err, path)
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for s, want := range map[string]Bytes{"256MiB": 256 << 20, "1GiB": 1 << 30, "500MB": 500e6, "1048576": 1 << 20, "1.5G": 3 << 29, "64k": 64 << 10} {
+		got, err := ParseBytes(s)
+		if err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "MiB", "-1GiB", "ten", "1e30GiB"} {
+		if _, err := ParseBytes(s); err == nil {
+			t.Errorf("ParseBytes(%q) succeeded", s)
+		}
+	}
+}
