@@ -166,3 +166,40 @@ func TestDumpStable(t *testing.T) {
 		}
 	}
 }
+
+// TestCountsEncodings writes the same rows with both encodings of
+// CreateCounts and reads them back.
+func TestCountsEncodings(t *testing.T) {
+	rows := make([]CountRow, 5000)
+	for i := range rows {
+		rows[i] = CountRow{int32(i / 50), int32(i % 50), float64(i % 7), math.Sqrt(float64(i))}
+	}
+	for _, many := range []bool{false, true} {
+		p := filepath.Join(t.TempDir(), "c.parquet")
+		w, err := CreateCounts(p, Meta{}, many)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rows[:1234]); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rows[1234:]); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, meta, err := ReadAll[CountRow](p, SchemaCounts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if meta.Schema != SchemaCounts || len(got) != len(rows) {
+			t.Fatalf("manyValues %v: schema %q, %d rows", many, meta.Schema, len(got))
+		}
+		for i := range rows {
+			if got[i] != rows[i] {
+				t.Fatalf("manyValues %v: row %d read %+v, wrote %+v", many, i, got[i], rows[i])
+			}
+		}
+	}
+}

@@ -261,14 +261,13 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	}
 
 	inputs := append(r.Fingerprints(), vfp)
-	out, err := formats.Create[formats.CountRow](cfg.Output, formats.Meta{
-		Schema: formats.SchemaCounts,
+	out, err := formats.CreateCounts(cfg.Output, formats.Meta{
 		Config: struct {
 			CountConfig
 			Tokenizer TokenizerConfig `json:"tokenizer"`
 		}{cfg, tcfg},
 		Inputs: inputs,
-	})
+	}, cc.NegMode == counts.Expected)
 	if err != nil {
 		return stats, err
 	}

@@ -241,7 +241,7 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 		return stats, err
 	}
 	meta := formats.Meta{Config: cfg, Inputs: inputs}
-	out, err := formats.Create[formats.CountRow](filepath.Join(cfg.Output, "counts.parquet"), withSchema(meta, formats.SchemaCounts))
+	out, err := formats.CreateCounts(filepath.Join(cfg.Output, "counts.parquet"), meta, false)
 	if err != nil {
 		return stats, err
 	}
@@ -264,11 +264,6 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 	}
 	stats.Seconds = time.Since(start).Seconds()
 	return stats, nil
-}
-
-func withSchema(m formats.Meta, schema string) formats.Meta {
-	m.Schema = schema
-	return m
 }
 
 // countMovies runs the first pass over the file as it is, sorted by user;
