@@ -95,6 +95,19 @@ func (w *Writer[T]) Close() error {
 // Abort discards the file; it does nothing after Close.
 func (w *Writer[T]) Abort() { w.file.Abort() }
 
+// WriteAll writes a whole file of rows at once, for small files.
+func WriteAll[T any](path string, rows []T, meta Meta) error {
+	w, err := Create[T](path, meta)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	if err := w.Write(rows); err != nil {
+		return err
+	}
+	return w.Close()
+}
+
 // Reader streams rows of type T from a pwe Parquet file after checking its
 // schema name and columns.
 type Reader[T any] struct {

@@ -109,15 +109,7 @@ func (w *CountsWriter) Abort() {
 // WriteVocab writes vocab.parquet.
 func WriteVocab(path string, rows []VocabRow, meta Meta) error {
 	meta.Schema = SchemaVocab
-	w, err := Create[VocabRow](path, meta)
-	if err != nil {
-		return err
-	}
-	defer w.Abort()
-	if err := w.Write(rows); err != nil {
-		return err
-	}
-	return w.Close()
+	return WriteAll(path, rows, meta)
 }
 
 // ReadVocab reads vocab.parquet and checks that ids run 0..V-1 in order,

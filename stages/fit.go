@@ -385,11 +385,6 @@ func writeVectors(path string, meta formats.Meta, p *posterior.Params, tokens []
 	for _, a := range anchors {
 		isAnchor[a] = true
 	}
-	w, err := formats.Create[formats.VectorRow](path, meta)
-	if err != nil {
-		return err
-	}
-	defer w.Abort()
 	rows := make([]formats.VectorRow, 0, 2*p.V)
 	for _, param := range []string{formats.ParamRho, formats.ParamAlpha} {
 		for i, tok := range tokens {
@@ -403,10 +398,7 @@ func writeVectors(path string, meta formats.Meta, p *posterior.Params, tokens []
 			})
 		}
 	}
-	if err := w.Write(rows); err != nil {
-		return err
-	}
-	return w.Close()
+	return formats.WriteAll(path, rows, meta)
 }
 
 func toFloat32(dst []float32, v []float64) []float32 {
@@ -443,13 +435,5 @@ func writeSampleStats(path string, rows []formats.SampleStatsRow, meta formats.M
 	sort.Slice(rows, func(a, b int) bool {
 		return rows[a].Chain < rows[b].Chain || rows[a].Chain == rows[b].Chain && rows[a].Draw < rows[b].Draw
 	})
-	w, err := formats.Create[formats.SampleStatsRow](path, meta)
-	if err != nil {
-		return err
-	}
-	defer w.Abort()
-	if err := w.Write(rows); err != nil {
-		return err
-	}
-	return w.Close()
+	return formats.WriteAll(path, rows, meta)
 }
