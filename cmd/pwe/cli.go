@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
 )
@@ -169,4 +170,14 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// limitThreads makes --threads bound the cores the whole process uses (the
+// reader, the workers and the garbage collector), not only the worker
+// goroutines, so that `--threads 1` leaves the other cores of a shared
+// machine alone. Zero keeps every core.
+func limitThreads(n int) {
+	if n > 0 {
+		runtime.GOMAXPROCS(n)
+	}
 }

@@ -42,12 +42,13 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			fs.StringVar(&cfg.SaveDraws, "save-draws", "all", "write draws of `all` tokens, none, or the tokens listed in a file")
 			fs.Var(&memory, "memory", "memory `budget` of the summary step, e.g. 512MiB")
 			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` holding the draws while sampling (default: the output directory)")
-			fs.IntVar(&cfg.Threads, "threads", 0, "worker `threads` (0: every core)")
+			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core)")
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usagef("fit: unexpected argument %q (inputs are named with --counts and --vocab)", args[0])
 				}
 				cfg.Warmup = &warmup
+				limitThreads(cfg.Threads)
 				cfg.Memory = int64(memory)
 				if err := cfg.Validate(); err != nil {
 					return usagef("fit: %v", err)

@@ -36,6 +36,7 @@ what ran. A changed setting re-runs its stage and everything downstream.`,
 				if *threads >= 0 {
 					cfg.Threads = *threads
 				}
+				limitThreads(cfg.Threads)
 				_, err = pipeline.Run(ctx, cfg, pipeline.Options{
 					Force: *force, Log: prefixWriter{e, "run: "}, OnSweep: sweepReporter(e, cfg.Fit.WithDefaults()),
 				})

@@ -40,9 +40,10 @@ words (UAX #29), case-folded unless --no-lower.`,
 			fs.IntVar(&cfg.Tokenizer.MinLength, "min-length", 0, "drop tokens shorter than `n` characters")
 			fs.IntVar(&cfg.MaxVocab, "max-vocab", 0, "keep the `n` most frequent tokens (0: all)")
 			fs.Int64Var(&cfg.MinCount, "min-count", 1, "drop tokens seen fewer than `n` times")
-			fs.IntVar(&cfg.Threads, "threads", 0, "worker `threads` (0: every core)")
+			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core)")
 			return func(ctx context.Context, args []string) error {
 				cfg.Input.Paths = args
+				limitThreads(cfg.Threads)
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("tokenize: %v", err)
 				}
@@ -89,9 +90,10 @@ vocab.parquet.`,
 			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed` for subsampling and negatives")
 			fs.Var(&memory, "memory", "memory `budget` for pair tables, e.g. 256MiB")
 			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled runs (default: the system's)")
-			fs.IntVar(&cfg.Threads, "threads", 0, "worker `threads` (0: every core); the output does not depend on it")
+			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core); the output does not depend on it")
 			return func(ctx context.Context, args []string) error {
 				cfg.Input.Paths = args
+				limitThreads(cfg.Threads)
 				cfg.Negatives = &negatives
 				cfg.Memory = int64(memory)
 				if err := cfg.WithDefaults().Validate(); err != nil {
