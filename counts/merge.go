@@ -473,28 +473,32 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 		m.batch = rows
 		return nil
 	}
+	// Rows are written in place rather than appended: they are most of
+	// what the merge moves.
 	i, j := 0, 0
 	for i < len(cs) || j < len(ncs) {
-		var row formats.CountRow
-		row.TargetID = t
-		switch {
-		case j == len(ncs) || i < len(cs) && cs[i] < ncs[j]:
-			row.ContextID, row.NPos = cs[i], m.npos(t, cs[i], vs[i])
-			i++
-		case i == len(cs) || ncs[j] < cs[i]:
-			row.ContextID, row.NNeg = ncs[j], float64(nns[j])
-			j++
-		default:
-			row.ContextID, row.NPos, row.NNeg = cs[i], m.npos(t, cs[i], vs[i]), float64(nns[j])
-			i++
-			j++
-		}
-		if rows = append(rows, row); len(rows) == batchRows {
+		if len(rows) == cap(rows) {
 			m.batch = rows
 			if err := m.send(); err != nil {
 				return err
 			}
 			rows = m.batch
+		}
+		n := len(rows)
+		rows = rows[:n+1]
+		row := &rows[n]
+		row.TargetID = t
+		switch {
+		case j == len(ncs) || i < len(cs) && cs[i] < ncs[j]:
+			row.ContextID, row.NPos, row.NNeg = cs[i], m.npos(t, cs[i], vs[i]), 0
+			i++
+		case i == len(cs) || ncs[j] < cs[i]:
+			row.ContextID, row.NPos, row.NNeg = ncs[j], 0, float64(nns[j])
+			j++
+		default:
+			row.ContextID, row.NPos, row.NNeg = cs[i], m.npos(t, cs[i], vs[i]), float64(nns[j])
+			i++
+			j++
 		}
 	}
 	m.batch = rows

@@ -123,8 +123,8 @@ const (
 // Relative costs, measured by BenchmarkNegatives: an alias draw with its
 // tally against one binomial step of the chain.
 const (
-	costAlias    = 2
-	costBinomial = 9
+	costAlias    = 1
+	costBinomial = 8
 	sortDrawsMax = 32 // below this many draws, sorting beats the tally
 )
 
@@ -155,9 +155,7 @@ func (s *negSampler) sample(r *rng, m uint64, method negMethod, cs []int32, ns [
 			}
 			return s.sorted(cs, ns)
 		}
-		for range m {
-			s.tally.add(t.drawAlias(r), 1)
-		}
+		s.aliasTally(r, m)
 		return s.tally.drain(cs, ns)
 	}
 	// Conditional binomials: given the counts of categories < j, the count
@@ -193,4 +191,36 @@ func (s *negSampler) sorted(cs []int32, ns []uint64) ([]int32, []uint64) {
 		i = k
 	}
 	return cs, ns
+}
+
+// aliasTally makes m alias draws into the tally, in blocks: first the
+// draws, then their tally, which keeps the two streams of random accesses
+// from waiting on each other (twice as fast as alternating them). The draws
+// are drawAlias's with the generator's state in a local, which the compiler
+// would otherwise store back after every draw.
+func (s *negSampler) aliasTally(r *rng, m uint64) {
+	alias := s.t.alias
+	v := uint64(len(alias))
+	sums, bitset, summary := s.tally.sums, s.tally.bitset, s.tally.summary
+	var block [256]uint32
+	local := *r
+	for m > 0 {
+		b := block[:min(m, uint64(len(block)))]
+		m -= uint64(len(b))
+		for i := range b {
+			x := local.next()
+			j := (x & 0xffffffff) * v >> 32
+			if e := alias[j]; uint32(x>>32) >= e.keep {
+				j = uint64(uint32(e.other))
+			}
+			b[i] = uint32(j)
+		}
+		for _, j := range b {
+			sums[j]++
+			w := j >> 6
+			bitset[w] |= 1 << (j & 63)
+			summary[w>>6] |= 1 << (w & 63)
+		}
+	}
+	*r = local
 }

@@ -2,6 +2,7 @@ package tokenize
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 )
 
@@ -12,13 +13,23 @@ import (
 // and an allocation per string, and looks up []byte keys without converting
 // them.
 type strtab struct {
-	// slots hold 0 for an empty slot, or the top 32 bits of the string's hash
-	// and its number plus one, so that most mismatches are rejected without
-	// touching the arena.
-	slots []uint64
+	slots []slot
 	arena []byte
 	ends  []int // string i is arena[ends[i-1]:ends[i]], with ends[-1] = 0
 	seed  maphash.Seed
+}
+
+// A slot describes its string well enough that a lookup touches nothing else
+// for strings of up to 7 bytes (most tokens), and only the arena, not ends,
+// for longer ones: each of those would be another cache miss.
+type slot struct {
+	// head is 0 for an empty slot, or the top 32 bits of the string's hash
+	// and its number plus one, so that most mismatches are rejected at once.
+	head uint64
+	// body is the string's length in the low byte (longLen for 255 bytes or
+	// more) above which come the bytes themselves, for up to 7 bytes, or
+	// the string's offset in the arena.
+	body uint64
 }
 
 const (
@@ -26,11 +37,15 @@ const (
 	// The table grows when more than 3/4 of the slots are in use, so between
 	// 3/8 and 3/4 of them are.
 	maxLoadNum, maxLoadDen = 3, 4
+	// maxInline is the longest string held in its slot.
+	maxInline = 7
+	// longLen marks a length that does not fit the body's low byte.
+	longLen = 255
 )
 
 func newStrtab(n int) strtab {
 	t := strtab{seed: maphash.MakeSeed()}
-	t.slots = make([]uint64, slotsFor(n))
+	t.slots = make([]slot, slotsFor(n))
 	t.ends = make([]int, 0, n)
 	return t
 }
@@ -55,21 +70,57 @@ func (t *strtab) str(i int) []byte {
 
 func (t *strtab) hash(b []byte) uint64 { return maphash.Bytes(t.seed, b) }
 
+// inlineBody returns the body of a slot holding b, len(b) <= maxInline.
+func inlineBody(b []byte) uint64 {
+	n := len(b)
+	var x uint64
+	switch {
+	case n >= 4:
+		// Two overlapping loads cover 4 to 7 bytes.
+		x = uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*(n-4))
+	case n > 0:
+		x = uint64(b[0]) | uint64(b[n/2])<<(8*(n/2)) | uint64(b[n-1])<<(8*(n-1))
+	}
+	return x<<8 | uint64(n)
+}
+
 // find returns the number of b, whose hash is h, or the slot where it would
 // go and -1.
 func (t *strtab) find(b []byte, h uint64) (slot, id int) {
 	mask := uint64(len(t.slots) - 1)
 	tag := h &^ 0xffffffff
+	n := len(b)
+	if n <= maxInline {
+		body := inlineBody(b)
+		for i := h & mask; ; i = (i + 1) & mask {
+			s := &t.slots[i]
+			if s.head == 0 {
+				return int(i), -1
+			}
+			if s.head&^0xffffffff == tag && s.body == body {
+				return int(i), int(s.head&0xffffffff) - 1
+			}
+		}
+	}
+	lenByte := uint64(min(n, longLen))
 	for i := h & mask; ; i = (i + 1) & mask {
-		s := t.slots[i]
-		if s == 0 {
+		s := &t.slots[i]
+		if s.head == 0 {
 			return int(i), -1
 		}
-		if s&^0xffffffff == tag {
-			id := int(s&0xffffffff) - 1
-			if bytes.Equal(t.str(id), b) {
-				return int(i), id
-			}
+		if s.head&^0xffffffff != tag || s.body&0xff != lenByte {
+			continue
+		}
+		id := int(s.head&0xffffffff) - 1
+		var str []byte
+		if n < longLen {
+			start := int(s.body >> 8)
+			str = t.arena[start : start+n]
+		} else {
+			str = t.str(id)
+		}
+		if bytes.Equal(str, b) {
+			return int(i), id
 		}
 	}
 }
@@ -80,27 +131,39 @@ func (t *strtab) insert(b []byte, h uint64, slot int) int {
 	id := len(t.ends)
 	t.arena = append(t.arena, b...)
 	t.ends = append(t.ends, len(t.arena))
-	t.slots[slot] = h&^0xffffffff | uint64(id+1)
+	t.slots[slot] = t.slotOf(id, h)
 	if len(t.ends) > len(t.slots)*maxLoadNum/maxLoadDen {
 		t.rehash()
 	}
 	return id
 }
 
+// slotOf returns the slot of string id, whose hash is h.
+func (t *strtab) slotOf(id int, h uint64) slot {
+	b := t.str(id)
+	s := slot{head: h&^0xffffffff | uint64(id+1)}
+	if len(b) <= maxInline {
+		s.body = inlineBody(b)
+	} else {
+		s.body = uint64(t.ends[id]-len(b))<<8 | uint64(min(len(b), longLen))
+	}
+	return s
+}
+
 func (t *strtab) rehash() {
-	t.slots = make([]uint64, 2*len(t.slots))
+	t.slots = make([]slot, 2*len(t.slots))
 	mask := uint64(len(t.slots) - 1)
 	for id := range t.ends {
 		h := t.hash(t.str(id))
 		i := h & mask
-		for t.slots[i] != 0 {
+		for t.slots[i].head != 0 {
 			i = (i + 1) & mask
 		}
-		t.slots[i] = h&^0xffffffff | uint64(id+1)
+		t.slots[i] = t.slotOf(id, h)
 	}
 }
 
 // memory returns the bytes held by the table.
 func (t *strtab) memory() int {
-	return 8*cap(t.slots) + cap(t.arena) + 8*cap(t.ends)
+	return 16*cap(t.slots) + cap(t.arena) + 8*cap(t.ends)
 }
