@@ -6,11 +6,30 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 func fullMode() bool { return os.Getenv("PWE_PG_FULL") == "1" }
+
+// batteryBs returns the b values of the battery, or the comma-separated
+// subset in PWE_PG_B (to rerun the cells of one regime in full mode).
+func batteryBs(t *testing.T) []float64 {
+	env := os.Getenv("PWE_PG_B")
+	if env == "" {
+		return batteryB
+	}
+	var bs []float64
+	for _, f := range strings.Split(env, ",") {
+		b, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			t.Fatalf("PWE_PG_B: %v", err)
+		}
+		bs = append(bs, b)
+	}
+	return bs
+}
 
 var (
 	batteryB = []float64{0.1, 0.5, 0.999, 1, 2.7, 4, 4.5, 8, 13, 13.01, 50, 51, 170, 171, 1e3, 1e4, 1e5}
@@ -120,12 +139,14 @@ func TestBattery(t *testing.T) {
 	if fullMode() {
 		n, m = 1_000_000, 100
 	}
-	cells := len(batteryB) * len(batteryC)
+	bs := batteryBs(t)
+	cells := len(bs) * len(batteryC)
 	crit := ksCritical(1e-3/float64(cells), n)
 	const zLim = 5
 	var results []cellResult
 	xs := make([]float64, n)
-	for bi, b := range batteryB {
+	for _, b := range bs {
+		bi := slices.Index(batteryB, b)
 		for ci, c := range batteryC {
 			seed := uint64(bi*100 + ci)
 			s := Sampler{Src: rand.NewPCG(seed, 7)}

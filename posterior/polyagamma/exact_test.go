@@ -283,8 +283,13 @@ func TestDevroyeTables(t *testing.T) {
 	for z := 0.0; z < tableZ; z += tableStep / 7.3 {
 		exact := exactLogRho(z)
 		if z < pTableZ {
-			if e := math.Abs(interpolate(pLeftTable, z) - 1/(1+math.Exp(-exact))); e > tableTol/4 {
+			p := interpolate(pLeftTable, z)
+			if e := math.Abs(p - 1/(1+math.Exp(-exact))); e > tableTol/4 {
 				t.Fatalf("pLeft table at z=%g off by %g", z, e)
+			}
+			p += tableTol
+			if l := 1 - 3*tableTol*(1/p+1/(1-p)); l < lamLowP {
+				t.Fatalf("z=%g: lambda bound %.10g below lamLowP", z, l)
 			}
 		}
 		if e := math.Abs(interpolate(logRhoTable, z) - exact); e > tableTol/4 {
