@@ -6,10 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
+	"time"
 
 	"github.com/pwe-project/pwe/formats"
 )
@@ -18,7 +15,7 @@ import (
 // pairs with the deg_i most frequent contexts, deg_i = min(v, a/(i+1)^0.6)
 // with a chosen for about `pairs` pairs in all, and n_ij falls off with
 // the product of the ranks.
-func zipfData(b *testing.B, v, pairs int) *Data {
+func zipfData(b testing.TB, v, pairs int) *Data {
 	b.Helper()
 	var h float64
 	for i := range v {
@@ -58,37 +55,89 @@ func randomParams(v, dim int, sd float64) *Params {
 	return p
 }
 
-// benchSweep times full sweeps (both sides, no anchors) and reports
-// seconds per sweep and the share of each phase in the summed worker time.
+// benchSweep times full sweeps (both sides, no anchors) on 1 and 2
+// threads and reports seconds per sweep (wall and process CPU), the share
+// of each phase in the summed worker time and, on 2 threads, the balance
+// of the workers (mean over max of their busy times). On 1 thread it also
+// times one pass of the bare dense calls for the same shapes (bareDense)
+// and reports the ratio of the precision and Cholesky phases to it: the
+// overhead of the sweep around the dense algebra.
 func benchSweep(b *testing.B, v, dim, pairs int) {
 	d := zipfData(b, v, pairs)
 	for _, threads := range []int{1, 2} {
-		b.Run(fmt.Sprintf("V=%d/D=%d/pairs=%d/threads=%d", v, dim, d.Pairs(), threads), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%s/V=%d/D=%d/pairs=%d/threads=%d", defaultDense.name, v, dim, d.Pairs(), threads), func(b *testing.B) {
+			defer defaultDense.reserveProcs(threads)()
 			cfg := GibbsConfig{Dim: dim, Threads: threads, Profile: true}.withDefaults()
 			s := newSampler(context.Background(), d, cfg, nil)
 			defer s.close()
 			p := randomParams(v, dim, 0.3)
 			b.ResetTimer()
+			cpu := cpuTime()
 			for sw := range b.N {
 				if err := s.sweep(0, sw, p); err != nil {
 					b.Fatal(err)
 				}
 			}
+			cpu = cpuTime() - cpu
 			b.StopTimer()
 			s.close()
 			ph := s.phases()
 			tot := float64(ph.Total())
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/sweep")
+			if cpu > 0 {
+				b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/sweep")
+			}
 			b.ReportMetric(100*float64(ph.PG)/tot, "%pg")
 			b.ReportMetric(100*float64(ph.Precision)/tot, "%syrk")
 			b.ReportMetric(100*float64(ph.Cholesky)/tot, "%chol")
 			b.ReportMetric(100*float64(ph.Gather)/tot, "%gather")
+			if threads == 1 {
+				bare := bareDense(b, d, dim, defaultDense)
+				b.ReportMetric(float64(ph.Precision+ph.Cholesky)/float64(b.N)/float64(bare), "dense/bare")
+			} else {
+				var sum, most time.Duration
+				for _, ws := range s.workspaces {
+					sum += ws.phases.Total()
+					most = max(most, ws.phases.Total())
+				}
+				b.ReportMetric(float64(sum)/float64(len(s.workspaces))/float64(most), "balance")
+			}
 		})
 	}
 }
 
+// bareDense returns the time of what the dense backend alone does in one
+// sweep of d: for every token and side, one syrk of the token's whole
+// m x dim matrix and one potrf of the result, on one thread.
+func bareDense(b *testing.B, d *Data, dim int, be dense) time.Duration {
+	m := d.maxDegree()
+	g := make([]float64, m*dim)
+	r := rand.New(rand.NewPCG(5, 6))
+	for k := range g {
+		g[k] = r.NormFloat64()
+	}
+	prec := make([]float64, dim*dim)
+	began := time.Now()
+	for side := range 2 {
+		for i := range d.v {
+			deg := d.degree(side, i)
+			if deg == 0 {
+				continue
+			}
+			be.syrk(dim, deg, g, 0, prec)
+			for k := range dim {
+				prec[k*dim+k] += 1
+			}
+			if !be.potrf(dim, prec) {
+				b.Fatal("not positive definite")
+			}
+		}
+	}
+	return time.Since(began)
+}
+
 // BenchmarkSweep is the D = 100 workload of the design: V = 5000 and about
-// 3 M unique pairs.
+// 3 M unique pairs, the reference paper's US Congress setting.
 func BenchmarkSweep(b *testing.B) {
 	if testing.Short() {
 		b.Skip("large benchmark")
@@ -98,43 +147,21 @@ func BenchmarkSweep(b *testing.B) {
 
 func BenchmarkSweepSmall(b *testing.B) { benchSweep(b, 500, 20, 60_000) }
 
-// BenchmarkBareGonum runs only what gonum does in a sweep of
-// BenchmarkSweep's shapes (one side's degrees, doubled): Dsyrk of an m x D
-// matrix and Dpotrf of the D x D result per token, single-threaded. The
-// ratio of BenchmarkSweep's s/sweep (threads=1) to this one's is the
-// overhead of everything else (PG draws, gathering, solves).
-func BenchmarkBareGonum(b *testing.B) {
+// BenchmarkBareDense times bareDense alone, for every backend compiled in.
+func BenchmarkBareDense(b *testing.B) {
 	if testing.Short() {
 		b.Skip("large benchmark")
 	}
 	for _, c := range []struct{ v, dim, pairs int }{{5000, 100, 3_000_000}, {500, 20, 60_000}} {
 		d := zipfData(b, c.v, c.pairs)
-		b.Run(fmt.Sprintf("V=%d/D=%d", c.v, c.dim), func(b *testing.B) {
-			m := d.maxDegree()
-			g := make([]float64, m*c.dim)
-			r := rand.New(rand.NewPCG(5, 6))
-			for k := range g {
-				g[k] = r.NormFloat64()
-			}
-			prec := make([]float64, c.dim*c.dim)
-			P := blas64.Symmetric{Uplo: blas.Upper, N: c.dim, Stride: c.dim, Data: prec}
-			b.ResetTimer()
-			for range b.N {
-				for side := range 2 {
-					for i := range d.v {
-						deg := d.degree(side, i)
-						G := blas64.General{Rows: deg, Cols: c.dim, Stride: c.dim, Data: g[:deg*c.dim]}
-						blas64.Syrk(blas.Trans, 1, G, 0, P)
-						for k := range c.dim {
-							prec[k*c.dim+k] += 1
-						}
-						if _, ok := lapack64.Potrf(P); !ok {
-							b.Fatal("not positive definite")
-						}
-					}
+		for _, be := range denseBackends() {
+			b.Run(fmt.Sprintf("%s/V=%d/D=%d", be.name, c.v, c.dim), func(b *testing.B) {
+				var total time.Duration
+				for range b.N {
+					total += bareDense(b, d, c.dim, be)
 				}
-			}
-			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/sweep")
-		})
+				b.ReportMetric(total.Seconds()/float64(b.N), "s/sweep")
+			})
+		}
 	}
 }

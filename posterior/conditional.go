@@ -8,19 +8,19 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
 
 	"github.com/pwe-project/pwe/posterior/polyagamma"
 )
 
-// workspace is one worker's scratch for conditional draws: the gathered
-// covariates, their PG-weighted copy, the D x D precision and vectors. It
-// is sized once for the largest token, so steady-state sweeps do not
-// allocate.
+// workspace is one worker's scratch for conditional draws: the linear
+// predictors and PG draws of the largest token, one panel of PG-weighted
+// covariates, the D x D precision and vectors. It is sized once, so
+// steady-state sweeps do not allocate.
 type workspace struct {
 	dim   int
-	a     []float64 // gathered covariates, m x dim
-	g     []float64 // sqrt(omega) * a, m x dim
+	dense dense
+	panel []float64 // sqrt(omega_r) c_r for up to panelRows pairs, row-major
+	rows  int       // panel capacity in rows
 	psi   []float64 // linear predictors, m
 	omega []float64 // PG draws, m
 	prec  []float64 // precision, dim x dim (upper triangle)
@@ -37,10 +37,10 @@ type workspace struct {
 // PhaseTimes accumulates the time spent in each phase of the conditional
 // draws, summed over all workers (so over threads, not wall time).
 type PhaseTimes struct {
-	Gather    time.Duration // copying the covariates and forming b
-	PG        time.Duration // linear predictors and Pólya-Gamma draws
-	Precision time.Duration // weighting and Dsyrk
-	Cholesky  time.Duration // Dpotrf, the two triangular solves, normal draws
+	Gather    time.Duration // reading the covariates: b and the first linear predictors
+	PG        time.Duration // Pólya-Gamma draws (and the linear predictors of later inner steps)
+	Precision time.Duration // weighting the covariates by sqrt(omega) and the syrk calls
+	Cholesky  time.Duration // potrf, the two triangular solves, the normal draws
 }
 
 // Total returns the sum of the phases.
@@ -54,12 +54,21 @@ func (t *PhaseTimes) add(u PhaseTimes) {
 }
 
 func newWorkspace(dim, maxDegree int, profile bool) *workspace {
+	return newWorkspaceWith(defaultDense, dim, maxDegree, profile)
+}
+
+func newWorkspaceWith(be dense, dim, maxDegree int, profile bool) *workspace {
 	m := max(maxDegree, 1)
+	rows := m
+	if r := be.panelRows(dim); r > 0 {
+		rows = min(m, r)
+	}
 	pcg := rand.NewPCG(0, 0)
 	return &workspace{
 		dim:     dim,
-		a:       make([]float64, m*dim),
-		g:       make([]float64, m*dim),
+		dense:   be,
+		panel:   make([]float64, rows*dim),
+		rows:    rows,
 		psi:     make([]float64, m),
 		omega:   make([]float64, m),
 		prec:    make([]float64, dim*dim),
@@ -107,52 +116,106 @@ func (w *workspace) draw(x []float64, idx []int32, n, kappa, other []float64, pr
 		return nil
 	}
 	t := w.clock()
-	a := w.a[:m*dim]
+	b := w.b
+	clear(b)
+	psi, omega := w.psi[:m], w.omega[:m]
+	// One pass over the covariates forms b and the first linear
+	// predictors: the rows come from all over other, and reading them
+	// costs more than the arithmetic.
 	for r, j := range idx {
-		copy(a[r*dim:(r+1)*dim], other[int(j)*dim:(int(j)+1)*dim])
+		psi[r] = dotAxpy(x, other[int(j)*dim:(int(j)+1)*dim], kappa[r], b)
 	}
-	A := blas64.General{Rows: m, Cols: dim, Stride: dim, Data: a}
-	G := blas64.General{Rows: m, Cols: dim, Stride: dim, Data: w.g[:m*dim]}
-	psi := blas64.Vector{N: m, Inc: 1, Data: w.psi[:m]}
-	b := blas64.Vector{N: dim, Inc: 1, Data: w.b}
-	blas64.Gemv(blas.Trans, 1, A, blas64.Vector{N: m, Inc: 1, Data: kappa}, 0, b)
 	w.tick(&w.phases.Gather, &t)
-	P := blas64.Symmetric{Uplo: blas.Upper, N: dim, Stride: dim, Data: w.prec}
+	P := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: dim, Stride: dim, Data: w.prec}
 	y := blas64.Vector{N: dim, Inc: 1, Data: w.y}
-	omega := w.omega[:m]
-	for range inner {
-		blas64.Gemv(blas.NoTrans, 1, A, blas64.Vector{N: dim, Inc: 1, Data: x}, 0, psi)
-		w.pg.Fill(omega, n, psi.Data)
-		w.tick(&w.phases.PG, &t)
-
-		for r, om := range omega {
-			s := math.Sqrt(om)
-			row := a[r*dim : (r+1)*dim]
-			grow := G.Data[r*dim : (r+1)*dim]
-			for k, v := range row {
-				grow[k] = s * v
+	for step := range inner {
+		if step > 0 {
+			for r, j := range idx {
+				psi[r] = dot4(x, other[int(j)*dim:(int(j)+1)*dim])
 			}
 		}
-		blas64.Syrk(blas.Trans, 1, G, 0, P)
-		for k := range dim {
-			P.Data[k*dim+k] += prec0
-		}
-		w.tick(&w.phases.Precision, &t)
+		w.pg.Fill(omega, n, psi)
+		w.tick(&w.phases.PG, &t)
 
-		U, ok := lapack64.Potrf(P)
-		if !ok {
+		if !w.dense.factor(w, idx, omega, other, prec0, &t) {
 			return fmt.Errorf("posterior: conditional precision not positive definite (non-finite vectors or counts?)")
 		}
 		// P = U^T U: solve U^T y = b, add z, solve U x = y, so that
 		// x = U^-1 (U^-T b + z) ~ N(P^-1 b, P^-1).
-		copy(y.Data, b.Data)
-		blas64.Trsv(blas.Trans, U, y)
+		copy(y.Data, b)
+		blas64.Trsv(blas.Trans, P, y)
 		for k := range y.Data {
 			y.Data[k] += w.rng.NormFloat64()
 		}
-		blas64.Trsv(blas.NoTrans, U, y)
+		blas64.Trsv(blas.NoTrans, P, y)
 		copy(x, y.Data)
 		w.tick(&w.phases.Cholesky, &t)
 	}
 	return nil
+}
+
+// accumulate sets w.prec's upper triangle to sum_r omega_r c_r c_r^T +
+// shift I, c_r = other[idx[r]], one panel of weighted covariates per syrk
+// call.
+func (w *workspace) accumulate(idx []int32, omega, other []float64, shift float64, syrk func(n, k int, g []float64, beta float64, c []float64)) {
+	dim := w.dim
+	beta := 0.0
+	for lo := 0; lo < len(idx); lo += w.rows {
+		hi := min(len(idx), lo+w.rows)
+		for r := lo; r < hi; r++ {
+			s := math.Sqrt(omega[r])
+			j := int(idx[r])
+			dst := w.panel[(r-lo)*dim : (r-lo+1)*dim]
+			for k, v := range other[j*dim : (j+1)*dim] {
+				dst[k] = s * v
+			}
+		}
+		syrk(dim, hi-lo, w.panel, beta, w.prec)
+		beta = 1
+	}
+	for k := range dim {
+		w.prec[k*dim+k] += shift
+	}
+}
+
+// dot4 returns x . y for len(y) >= len(x). Four partial sums break the
+// chain of dependent additions, which otherwise sets the pace of the
+// linear predictors (one dot product per pair and inner step).
+func dot4(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	k := 0
+	for ; k+4 <= len(x); k += 4 {
+		s0 += x[k] * y[k]
+		s1 += x[k+1] * y[k+1]
+		s2 += x[k+2] * y[k+2]
+		s3 += x[k+3] * y[k+3]
+	}
+	for ; k < len(x); k++ {
+		s0 += x[k] * y[k]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dotAxpy adds a c to b and returns x . c, for len(c), len(b) >= len(x).
+func dotAxpy(x, c []float64, a float64, b []float64) float64 {
+	c, b = c[:len(x)], b[:len(x)]
+	var s0, s1, s2, s3 float64
+	k := 0
+	for ; k+4 <= len(x); k += 4 {
+		c0, c1, c2, c3 := c[k], c[k+1], c[k+2], c[k+3]
+		s0 += x[k] * c0
+		s1 += x[k+1] * c1
+		s2 += x[k+2] * c2
+		s3 += x[k+3] * c3
+		b[k] += a * c0
+		b[k+1] += a * c1
+		b[k+2] += a * c2
+		b[k+3] += a * c3
+	}
+	for ; k < len(x); k++ {
+		s0 += x[k] * c[k]
+		b[k] += a * c[k]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
