@@ -55,6 +55,9 @@ type SampleStatsRow struct {
 	LogPosterior float64 `parquet:"log_posterior"`
 	LogLik       float64 `parquet:"log_lik"`
 	Seconds      float64 `parquet:"seconds"`
+	// GroupAccept is the acceptance rate of the frame-change moves since
+	// the chain's previous draw (NaN when they are off).
+	GroupAccept float64 `parquet:"group_accept"`
 }
 
 // Stats are the summary statistic columns, named as R's posterior package

@@ -23,16 +23,45 @@
 // The likelihood sees only dot products, so (rho A, alpha A^-T) fits as
 // well as (rho, alpha) for any invertible A. MAP optimises all 2VD
 // coordinates (the prior pins the scale); ChooseAnchors then picks D
-// tokens (AnchorRule: last D, first D, or listed ids) whose context
-// vectors are fixed at their MAP values, refusing tokens without context
-// counts and anchor matrices with condition number above MaxAnchorCond.
-// The identification is weak: the Gibbs sampler moves slowly along the
-// frame change of the free vectors, which only the anchors' pairs resist,
-// so raw coordinates and logits with an anchor context need far more
-// sweeps than the other logits rho_i . alpha_j (see TestAnchoredRhat).
-// Fixing the anchors conditions on a data-dependent frame; on simulated
-// data the 90% intervals of the logits cover 89-90% anchored against
-// exactly 90% unanchored (TestCalibration).
+// tokens whose context vectors are fixed at their MAP values, refusing
+// tokens without context counts and anchor matrices with condition number
+// above MaxAnchorCond. AnchorRule's default, AnchorVolume, picks them
+// greedily for the largest volume of the MAP context vectors weighted by
+// sqrt(context count) (pivoted QR); last D (the reference paper's),
+// first D and listed ids are the alternatives. The identification is
+// weak: the Gibbs sampler moves slowly along the frame change of the free
+// vectors, which only the anchors' pairs resist, so raw coordinates,
+// cosines and logits with an anchor context mix slowly unless the
+// anchors are well measured and spread (the volume rule) and the
+// frame-change moves below are on. Fixing the anchors conditions on a
+// data-dependent frame; on simulated data the 90% intervals of the logits
+// cover 89-90% anchored against exactly 90% unanchored (TestCalibration).
+//
+// # Frame-change moves
+//
+// After each Gibbs sweep, GibbsConfig.GroupMoves Metropolis moves
+// propose A = exp(eps M), M a D x D matrix of standard normals, and map
+// every rho_i to rho_i A and every free alpha_j to alpha_j A^-T. Logits
+// with a free context do not change; the acceptance ratio is the ratio
+// of the prior and of the likelihood of the anchors' pairs, times the
+// Jacobian |det A|^(anchors) = exp(anchors eps tr M) (V target vectors
+// scale by det A, V - anchors free contexts by det A^-1); M and -M being
+// equally likely, A and A^-1 have the same law and no proposal ratio
+// enters. With the Gram matrices R = sum rho_i^T rho_i and
+// Q = sum_free alpha_j^T alpha_j, the prior's sums of squares after a
+// cumulative change C are tr(C^T R C) and tr(C^-1 Q C^-T), so a proposal
+// costs O(D^3 + anchor pairs D) and the state is changed once per sweep
+// in O(V D^2). Halfway through warmup (for D <= 32) the proposal is
+// preconditioned: vec(M) ~ N(0, H^-1), H a positive semi-definite
+// approximation of the curvature of the log posterior in log A at the
+// chain's state (the prior's quadratic terms and the Gauss-Newton term of
+// the anchors' pairs), so that tightly and loosely pinned directions of the
+// frame move at their own scales. eps follows a Robbins-Monro recursion on
+// log eps toward 30% acceptance during warmup (restarting at 2.38/D once
+// preconditioned) and is frozen afterwards with H, so the kept draws come
+// from a fixed kernel. The moves are exact for any anchors (the
+// quadrature tests in D = 1 and D = 2, TestGroupMovesKeepPrior and the
+// simulation-based calibration check it).
 //
 // # MAP
 //
@@ -48,14 +77,18 @@
 // Given alpha the rho_i are independent Bayesian logistic regressions, and
 // so are the free alpha_j given rho. A sweep updates every rho_i, then
 // every non-anchor alpha_j. For token i with pairs r = 1..m and
-// covariates c_r (the other side's vectors, gathered into an m x D matrix
-// A):
+// covariates c_r (the other side's vectors, read row by row where they
+// are, never gathered):
 //
-//	psi = A x                                    (Dgemv)
+//	psi_r = c_r . x,  b = sum_r kappa_r c_r      (one pass over the rows)
 //	omega_r ~ PG(n_r, psi_r)
-//	P = G^T G + I/s^2,  G_r = sqrt(omega_r) c_r   (Dsyrk)
-//	b = A^T kappa                                (Dgemv, once per sweep)
+//	P = G^T G + I/s^2,  G_r = sqrt(omega_r) c_r   (Dsyrk on panels of rows)
 //	P = U^T U (Dpotrf);  x = U^-1 (U^-T b + z),  z ~ N(0, I)   (two Dtrsv)
+//
+// The dense steps go through a small backend: gonum by default (pure Go),
+// or OpenBLAS with the openblas build tag (Debian's libopenblas-dev; one
+// BLAS thread, one cgo call per token, parallel across tokens), which gives
+// the same update to rounding.
 //
 // so x ~ N(P^-1 b, P^-1). GibbsConfig.Inner repeats the PG and Gaussian
 // steps per token and sweep. A token without pairs on a side is drawn from
@@ -72,7 +105,9 @@
 // token update is a PCG seeded from (seed, chain, sweep, side, token)
 // through SplitMix64 (streamSeeds), reseeded in place, so draws are
 // bit-identical whatever the number of threads or the order in which
-// workers pick tasks; initial values and MAP jitter use side 2. Per-draw
+// workers pick tasks; initial values and MAP jitter use side 2, a
+// sweep's frame-change moves side 3 (one stream per chain and sweep, run
+// in the chain's goroutine). Per-draw
 // log-likelihoods are summed per token and then in token order, for the
 // same reason. Sink calls are serialised by the engine.
 //
@@ -82,6 +117,9 @@
 // float64) and by context (target id int32, own copies of n and kappa), so
 // both half-sweeps read contiguous memory: 40 bytes per unique pair, plus
 // 16 bytes per token for the offsets. Each chain holds one Params (2 V D
-// float64); each worker 2 m_max D + 2 m_max + D^2 + 2D float64, m_max the
-// largest number of pairs of a token on either side.
+// float64) and, with frame-change moves, about 15 D^2 float64 of scratch
+// plus the D^4 float64 preconditioner (D <= 32: at most 8 MB); each worker
+// one panel of weighted rows (64 KiB with gonum, 256 KiB with OpenBLAS)
+// plus 2 m_max + D^2 + 2D float64, m_max the largest number of pairs of a
+// token on either side.
 package posterior

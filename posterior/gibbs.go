@@ -61,6 +61,17 @@ type GibbsConfig struct {
 	Threads int     // goroutines shared by all chains; default GOMAXPROCS
 	Seed    uint64
 	Anchors AnchorRule
+	// GroupMoves is the number of Metropolis frame-change moves per sweep,
+	// made after the Gibbs updates: every rho_i becomes rho_i A and every
+	// free alpha_j becomes alpha_j A^-T with A = exp(eps M), M a D x D
+	// matrix of standard normals, accepted with the posterior ratio times
+	// the Jacobian |det A|^(anchors). They move the chain along the
+	// directions the Gibbs updates explore slowly. Halfway through warmup
+	// (with at least 2 warmup sweeps, and D <= 32) M's covariance is set to
+	// the inverse curvature of the log posterior along the moves at the
+	// chain's state; eps is adapted toward 30% acceptance during warmup
+	// only. Default DefaultGroupMoves; NoGroupMoves for none.
+	GroupMoves int
 	// Profile times the phases of the conditional draws (GibbsResult.Phases)
 	// at the cost of four clock reads per token and side.
 	Profile bool
@@ -98,6 +109,12 @@ func (c GibbsConfig) withDefaults() GibbsConfig {
 	if c.Threads == 0 {
 		c.Threads = runtime.GOMAXPROCS(0)
 	}
+	switch c.GroupMoves {
+	case 0:
+		c.GroupMoves = DefaultGroupMoves
+	case NoGroupMoves:
+		c.GroupMoves = 0
+	}
 	return c
 }
 
@@ -123,6 +140,8 @@ func (c GibbsConfig) Validate() error {
 		return fmt.Errorf("posterior: prior sd %v must be positive and finite", c.PriorSD)
 	case c.Threads < 0:
 		return fmt.Errorf("posterior: threads %d is negative", c.Threads)
+	case c.GroupMoves < 0:
+		return fmt.Errorf("posterior: group moves %d is negative (NoGroupMoves is %d)", c.GroupMoves, NoGroupMoves)
 	}
 	return nil
 }
@@ -132,6 +151,10 @@ type DrawStats struct {
 	LogPosterior float64 // LogPosterior at the draw (anchors included)
 	LogLik       float64 // LogLik at the draw
 	Seconds      float64 // wall-clock seconds since the chain's previous kept draw (for the first: since the end of warmup)
+	// GroupAccept is the fraction of frame-change moves accepted in the
+	// sweeps since the chain's previous kept draw (for the first: since
+	// the end of warmup); NaN without group moves.
+	GroupAccept float64
 }
 
 // Sink receives the kept draws. Gibbs calls Draw from the chains'
@@ -159,6 +182,9 @@ type GibbsResult struct {
 	SweepsPerChain int
 	Seconds        float64
 	Phases         PhaseTimes // summed over threads, when Profile is set
+	// GroupStep is each chain's frame-change step size eps as adapted in
+	// warmup (nil without group moves).
+	GroupStep []float64
 }
 
 // Gibbs runs cfg.Chains chains of the blocked Pólya-Gamma Gibbs sampler on
@@ -196,25 +222,46 @@ func Gibbs(ctx context.Context, d *Data, start *Params, cfg GibbsConfig, sink Si
 		}
 	}
 
+	// A cgo backend keeps one P spare, so that a worker returning from a long
+	// BLAS call does not wait for a P (a no-op in the pure-Go build).
+	defer defaultDense.reserveProcs(cfg.Threads)()
 	began := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	s := newSampler(gctx, d, cfg, anchors)
 	var sinkMu sync.Mutex
 	total := cfg.Warmup + cfg.Draws*cfg.Thin
+	var steps []float64
+	if cfg.GroupMoves > 0 {
+		steps = make([]float64, cfg.Chains)
+	}
 	for c := range cfg.Chains {
 		g.Go(func() error {
 			p := s.initial(c, start)
 			eval := newEvaluator(d, cfg.Dim, cfg.Threads)
+			var mover *groupMover
+			if cfg.GroupMoves > 0 {
+				mover = newGroupMover(d, cfg.Dim, s.prec0, anchors, s.anchor)
+			}
+			var tried, accepted int
 			mark := time.Now()
 			for sw := range total {
 				if err := s.sweep(c, sw, p); err != nil {
 					return err
+				}
+				if mover != nil {
+					if cfg.Warmup >= 2 && sw == cfg.Warmup/2 {
+						mover.precondition(p)
+					}
+					mover.pcg.Seed(streamSeeds(cfg.Seed, c, sw, sideGroup, 0))
+					accepted += mover.run(p, cfg.GroupMoves, sw < cfg.Warmup)
+					tried += cfg.GroupMoves
 				}
 				if cfg.OnSweep != nil {
 					cfg.OnSweep(c, sw)
 				}
 				if sw+1 == cfg.Warmup {
 					mark = time.Now()
+					tried, accepted = 0, 0
 				}
 				kept := sw - cfg.Warmup
 				if kept < 0 || (kept+1)%cfg.Thin != 0 {
@@ -225,7 +272,11 @@ func Gibbs(ctx context.Context, d *Data, start *Params, cfg GibbsConfig, sink Si
 					return err
 				}
 				now := time.Now()
-				st := DrawStats{LogLik: ll, LogPosterior: ll + LogPrior(p, cfg.PriorSD), Seconds: now.Sub(mark).Seconds()}
+				st := DrawStats{LogLik: ll, LogPosterior: ll + LogPrior(p, cfg.PriorSD), Seconds: now.Sub(mark).Seconds(), GroupAccept: math.NaN()}
+				if tried > 0 {
+					st.GroupAccept = float64(accepted) / float64(tried)
+				}
+				tried, accepted = 0, 0
 				mark = now
 				sinkMu.Lock()
 				err := sink.Draw(c, kept/cfg.Thin, p, st)
@@ -234,12 +285,15 @@ func Gibbs(ctx context.Context, d *Data, start *Params, cfg GibbsConfig, sink Si
 					return fmt.Errorf("posterior: chain %d draw %d: %w", c, kept/cfg.Thin, err)
 				}
 			}
+			if mover != nil {
+				steps[c] = mover.eps()
+			}
 			return nil
 		})
 	}
 	err := g.Wait()
 	s.close()
-	res := GibbsResult{Anchors: anchors, SweepsPerChain: total, Seconds: time.Since(began).Seconds(), Phases: s.phases()}
+	res := GibbsResult{Anchors: anchors, SweepsPerChain: total, Seconds: time.Since(began).Seconds(), Phases: s.phases(), GroupStep: steps}
 	if err == nil {
 		err = ctx.Err()
 	}

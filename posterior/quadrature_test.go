@@ -2,6 +2,7 @@ package posterior
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -166,6 +167,16 @@ func TestGibbsMatchesQuadrature(t *testing.T) {
 		}
 	}
 
+	for _, moves := range []int{NoGroupMoves, DefaultGroupMoves} {
+		t.Run(fmt.Sprintf("group moves %d", max(moves, 0)), func(t *testing.T) {
+			gibbsVersusQuadrature(t, d, start, anchor, sd, margRho, margAlpha, moves)
+		})
+	}
+}
+
+// gibbsVersusQuadrature runs the sampler on TestGibbsMatchesQuadrature's
+// problem and compares the draws with the exact marginals.
+func gibbsVersusQuadrature(t *testing.T, d *Data, start *Params, anchor, sd float64, margRho [2]marginal, margAlpha marginal, moves int) {
 	const chains = 4
 	col := newCollector(chains,
 		func(p *Params) float64 { return p.Rho[0] },
@@ -175,6 +186,7 @@ func TestGibbsMatchesQuadrature(t *testing.T) {
 	)
 	res, err := Gibbs(context.Background(), d, start, GibbsConfig{
 		Chains: chains, Warmup: 200, Draws: 6000, PriorSD: sd, Seed: 2024, Anchors: AnchorRule{Kind: AnchorLast}, Jitter: 0.5,
+		GroupMoves: moves,
 	}, col)
 	if err != nil {
 		t.Fatal(err)

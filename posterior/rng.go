@@ -1,10 +1,12 @@
 package posterior
 
-// Sides of a sweep, and the stream used for initial values.
+// Sides of a sweep, the stream used for initial values and the stream of
+// a sweep's frame-change moves.
 const (
 	sideRho   = 0
 	sideAlpha = 1
 	sideInit  = 2
+	sideGroup = 3
 )
 
 // splitmix64 is the finaliser of Steele, Lea and Flood's SplitMix64: a

@@ -47,6 +47,9 @@ type FitConfig struct {
 	Draws  int  `json:"draws" yaml:"draws"`
 	Thin   int  `json:"thin" yaml:"thin"`
 	Inner  int  `json:"inner" yaml:"inner"`
+	// GroupMoves is the number of Metropolis frame-change moves per sweep
+	// (default 20 when nil; 0: none).
+	GroupMoves *int `json:"group_moves" yaml:"group_moves"`
 	// Init is "map" (default: the MAP with per-chain jitter) or "prior".
 	Init string `json:"init" yaml:"init"`
 	// PriorSD is the prior standard deviation s of every coordinate
@@ -94,6 +97,10 @@ func (c FitConfig) WithDefaults() FitConfig {
 	}
 	if c.Draws == 0 {
 		c.Draws = 500
+	}
+	if c.GroupMoves == nil {
+		k := posterior.DefaultGroupMoves
+		c.GroupMoves = &k
 	}
 	if c.Thin == 0 {
 		c.Thin = 1
@@ -147,6 +154,8 @@ func (c FitConfig) Validate() error {
 		return fmt.Errorf("thin %d, want at least 1", c.Thin)
 	case c.Inner < 1:
 		return fmt.Errorf("inner %d, want at least 1", c.Inner)
+	case *c.GroupMoves < 0:
+		return fmt.Errorf("group-moves %d is negative", *c.GroupMoves)
 	case !(c.PriorSD > 0):
 		return fmt.Errorf("prior-sd %v, want a positive number", c.PriorSD)
 	case c.DrawsLayout != "vector" && c.DrawsLayout != "long":
@@ -249,6 +258,10 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	if warmup == 0 {
 		warmup = posterior.NoWarmup
 	}
+	moves := *cfg.GroupMoves
+	if moves == 0 {
+		moves = posterior.NoGroupMoves
+	}
 	sp, err := newSpill(cfg.TempDir, cfg.Chains, 2*len(vocab)*cfg.Dim)
 	if err != nil {
 		return stats, err
@@ -257,7 +270,7 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	start = time.Now()
 	gres, err := posterior.Gibbs(ctx, data, m, posterior.GibbsConfig{
 		Dim: cfg.Dim, Chains: cfg.Chains, Warmup: warmup, Draws: cfg.Draws, Thin: cfg.Thin,
-		Inner: cfg.Inner, Init: init, PriorSD: cfg.PriorSD, Threads: cfg.Threads, Seed: cfg.Seed,
+		Inner: cfg.Inner, GroupMoves: moves, Init: init, PriorSD: cfg.PriorSD, Threads: cfg.Threads, Seed: cfg.Seed,
 		Anchors: posterior.AnchorRule{Kind: posterior.AnchorIDs, IDs: anchors}, OnSweep: cfg.OnSweep,
 	}, sp)
 	if err != nil {

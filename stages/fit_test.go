@@ -124,7 +124,7 @@ func TestFitOutputs(t *testing.T) {
 		t.Fatalf("sample_stats has %d rows, want %d", len(ss), chains*n)
 	}
 	for i, r := range ss {
-		if int(r.Chain) != i/n || int(r.Draw) != i%n || !(r.LogPosterior < r.LogLik) || r.Seconds < 0 {
+		if int(r.Chain) != i/n || int(r.Draw) != i%n || !(r.LogPosterior < r.LogLik) || r.Seconds < 0 || !(r.GroupAccept >= 0 && r.GroupAccept <= 1) {
 			t.Fatalf("sample_stats row %d: %+v", i, r)
 		}
 	}

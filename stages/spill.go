@@ -63,7 +63,7 @@ func (s *spill) Draw(chain, draw int, p *posterior.Params, st posterior.DrawStat
 	}
 	s.draws[chain]++
 	s.stats = append(s.stats, formats.SampleStatsRow{
-		Chain: int16(chain), Draw: int32(draw), LogPosterior: st.LogPosterior, LogLik: st.LogLik, Seconds: st.Seconds,
+		Chain: int16(chain), Draw: int32(draw), LogPosterior: st.LogPosterior, LogLik: st.LogLik, Seconds: st.Seconds, GroupAccept: st.GroupAccept,
 	})
 	return nil
 }

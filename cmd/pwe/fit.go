@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pwe-project/pwe/pipeline"
+	"github.com/pwe-project/pwe/posterior"
 	"github.com/pwe-project/pwe/stages"
 )
 
@@ -29,12 +30,14 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			fs.StringVar(&cfg.Output, "o", "", "output `directory`")
 			fs.StringVar(&cfg.Method, "method", "gibbs", "`gibbs` (posterior draws) or map (point estimate only)")
 			fs.IntVar(&cfg.Dim, "dim", 20, "embedding dimension `D`")
-			fs.StringVar(&cfg.Anchors, "anchors", "", "anchor `rule` (last, first, ...) or comma-separated tokens (default: the engine's best-measured rule)")
+			fs.StringVar(&cfg.Anchors, "anchors", "", "anchor `rule`: volume (the default: greedy maximum volume of count-weighted MAP context vectors), first, last, or comma-separated tokens")
 			fs.IntVar(&cfg.Chains, "chains", 4, "independent `chains`, run in parallel")
 			fs.IntVar(&warmup, "warmup", 500, "warmup `sweeps` discarded per chain")
 			fs.IntVar(&cfg.Draws, "draws", 500, "`draws` kept per chain")
 			fs.IntVar(&cfg.Thin, "thin", 1, "`sweeps` per kept draw")
 			fs.IntVar(&cfg.Inner, "inner", 1, "Pólya-Gamma and Gaussian `steps` per token and sweep")
+			groupMoves := posterior.DefaultGroupMoves
+			fs.IntVar(&groupMoves, "group-moves", groupMoves, "Metropolis frame-change `moves` per sweep (0: none); they speed up mixing of the raw coordinates")
 			fs.StringVar(&cfg.Init, "init", "map", "chain starts: `map` (with per-chain jitter) or prior")
 			fs.Float64Var(&cfg.PriorSD, "prior-sd", 1, "prior standard `deviation` of every coordinate")
 			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed`; the draws do not depend on --threads")
@@ -48,6 +51,7 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 					return usagef("fit: unexpected argument %q (inputs are named with --counts and --vocab)", args[0])
 				}
 				cfg.Warmup = &warmup
+				cfg.GroupMoves = &groupMoves
 				limitThreads(cfg.Threads)
 				cfg.Memory = int64(memory)
 				if err := cfg.Validate(); err != nil {

@@ -1,0 +1,390 @@
+package posterior
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// DefaultGroupMoves is the number of frame-change moves per sweep when
+// GibbsConfig.GroupMoves is zero; see BENCHMARKS.md for the measurements
+// behind it.
+const DefaultGroupMoves = 20
+
+// NoGroupMoves as GibbsConfig.GroupMoves turns the frame-change moves off.
+const NoGroupMoves = -1
+
+// maxPrecondDim is the largest dimension for which the frame-change
+// proposals are preconditioned: the curvature matrix has D^4 entries and
+// its Cholesky factorisation costs D^6/3.
+const maxPrecondDim = 32
+
+// groupAcceptTarget is the acceptance probability that warmup tunes the
+// frame-change step size toward.
+const groupAcceptTarget = 0.3
+
+// groupMover makes the Metropolis moves of one chain along the frame
+// changes that leave the anchors alone: with A = exp(eps M), M a D x D
+// matrix of standard normals, every rho_i becomes rho_i A and every free
+// alpha_j becomes alpha_j A^-T. The logits of pairs with a free context do
+// not change, so only the prior and the pairs whose context is an anchor
+// enter the acceptance ratio. The map scales the V target vectors by
+// det A and the free context vectors by det A^-1, so its Jacobian is
+// |det A|^(number of anchors) = exp(anchors eps tr M); A and A^-1 have the
+// same law (M and -M do), so the acceptance ratio is the posterior ratio
+// times that Jacobian.
+//
+// Within a run of moves the state is not touched: the mover keeps the
+// cumulative frame change C (and C^-1) of the accepted moves and the Gram
+// matrices R = sum_i rho_i^T rho_i and Q = sum_free alpha_j^T alpha_j of the
+// state at the start, so a proposal costs O(D^3 + anchor pairs D): the
+// prior's sums of squares are tr(C^T R C) and tr(C^-1 Q C^-T), the anchor
+// logits rho_i . (C alpha_a). The state is changed once, at the end.
+type groupMover struct {
+	d       *Data
+	dim     int
+	prec0   float64
+	anchors []int
+	anchor  []bool
+
+	logEps float64 // log of the step size eps
+	steps  int     // proposals made while adapting
+
+	p *Params // the state, unchanged until the end of a run
+
+	// D x D matrices, row-major.
+	r, q      []float64 // Gram matrices of the state at the start of a run
+	c, cInv   []float64 // cumulative accepted frame change and its inverse
+	cNew, inv []float64 // proposed cumulative change and its inverse
+	m, a, aIn []float64 // proposal generator eps M, exp(eps M), exp(-eps M)
+	tmp       []float64
+	exp       expScratch
+	w, row    []float64
+	current   float64 // logTarget at (c, cInv)
+
+	// precond, when set, is the upper Cholesky factor U of the D^2 x D^2
+	// curvature H = U^T U of the log target in the generator X = log A
+	// (row-major vec), so that proposals X = eps U^-1 z have covariance
+	// eps^2 H^-1.
+	precond []float64
+	z       []float64
+
+	pcg *rand.PCG
+	rng *rand.Rand
+}
+
+func newGroupMover(d *Data, dim int, prec0 float64, anchors []int, anchor []bool) *groupMover {
+	nd := func() []float64 { return make([]float64, dim*dim) }
+	pcg := rand.NewPCG(0, 0)
+	return &groupMover{
+		d: d, dim: dim, prec0: prec0, anchors: anchors, anchor: anchor,
+		// A step that moves each coordinate by about 5% at first; warmup
+		// adapts it.
+		logEps: math.Log(0.05 / math.Sqrt(float64(dim))),
+		r:      nd(), q: nd(), c: nd(), cInv: nd(), cNew: nd(), inv: nd(),
+		m: nd(), a: nd(), aIn: nd(), tmp: nd(),
+		exp: expScratch{pow: nd(), term: nd(), next: nd()},
+		w:   make([]float64, dim),
+		row: make([]float64, dim),
+		z:   make([]float64, dim*dim),
+		pcg: pcg,
+		rng: rand.New(pcg),
+	}
+}
+
+// eps returns the current step size.
+func (g *groupMover) eps() float64 { return math.Exp(g.logEps) }
+
+// run makes k moves on p from the random stream the caller seeded and
+// returns how many were accepted. With adapt set, each move's acceptance
+// probability nudges log eps toward groupAcceptTarget (Robbins-Monro
+// with steps 1/(t+10)^0.6); otherwise eps stays as it is, so that the
+// kept draws come from one fixed Markov kernel.
+func (g *groupMover) run(p *Params, k int, adapt bool) int {
+	g.begin(p)
+	accepted := 0
+	for range k {
+		prob, ok := g.propose()
+		if ok {
+			accepted++
+		}
+		if adapt {
+			g.steps++
+			g.logEps += (prob - groupAcceptTarget) * math.Pow(float64(g.steps)+10, -0.6)
+		}
+	}
+	if accepted > 0 {
+		g.apply()
+	}
+	g.p = nil
+	return accepted
+}
+
+// general views a row-major D x D matrix for BLAS.
+func (g *groupMover) general(x []float64) blas64.General {
+	return blas64.General{Rows: g.dim, Cols: g.dim, Stride: g.dim, Data: x}
+}
+
+// mul stores x y in dst; dst must not alias x or y. Below 16 x 16 a
+// plain loop beats the BLAS call's set-up.
+func (g *groupMover) mul(dst, x, y []float64) {
+	dim := g.dim
+	if dim >= 16 {
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, g.general(x), g.general(y), 0, g.general(dst))
+		return
+	}
+	for i := range dim {
+		out := dst[i*dim : (i+1)*dim]
+		clear(out)
+		for k, xik := range x[i*dim : (i+1)*dim] {
+			axpy(xik, y[k*dim:(k+1)*dim], out)
+		}
+	}
+}
+
+// begin loads the Gram matrices of p and resets the cumulative change.
+func (g *groupMover) begin(p *Params) {
+	dim := g.dim
+	gram := func(dst []float64, x []float64, lo, hi int) {
+		if hi <= lo {
+			return
+		}
+		blas64.Syrk(blas.Trans, 1,
+			blas64.General{Rows: hi - lo, Cols: dim, Stride: dim, Data: x[lo*dim : hi*dim]},
+			1, blas64.Symmetric{Uplo: blas.Upper, N: dim, Stride: dim, Data: dst})
+	}
+	clear(g.r)
+	gram(g.r, p.Rho, 0, g.d.v)
+	// The free context vectors are the runs between the (ascending)
+	// anchors.
+	clear(g.q)
+	lo := 0
+	for _, a := range g.anchors {
+		gram(g.q, p.Alpha, lo, a)
+		lo = a + 1
+	}
+	gram(g.q, p.Alpha, lo, g.d.v)
+	for _, s := range [2][]float64{g.r, g.q} {
+		for i := range dim {
+			for j := range i {
+				s[i*dim+j] = s[j*dim+i]
+			}
+		}
+	}
+	setIdentity(g.c, dim)
+	setIdentity(g.cInv, dim)
+	g.p = p
+	g.current = g.logTarget(g.c, g.cInv)
+}
+
+func setIdentity(x []float64, dim int) {
+	clear(x)
+	for i := range dim {
+		x[i*dim+i] = 1
+	}
+}
+
+// logTarget returns the part of the log posterior that the frame change
+// c can alter, at the state (rho c, alpha c^-T) with (rho, alpha) the
+// state at begin: the prior of all target and free context vectors and
+// the log-likelihood of the pairs whose context is an anchor.
+func (g *groupMover) logTarget(c, cInv []float64) float64 {
+	p := g.p
+	g.mul(g.tmp, g.r, c)
+	ss := dot(g.tmp, c)
+	g.mul(g.tmp, cInv, g.q)
+	ss += dot(g.tmp, cInv)
+	lp := -g.prec0 / 2 * ss
+	for _, a := range g.anchors {
+		w := blas64.Vector{N: g.dim, Inc: 1, Data: g.w}
+		blas64.Gemv(blas.NoTrans, 1, g.general(c), blas64.Vector{N: g.dim, Inc: 1, Data: p.Context(a)}, 0, w)
+		tgt, n, kappa := g.d.ContextPairs(a)
+		for k, i := range tgt {
+			lp += pairLogLik(dot(p.Target(int(i)), g.w), n[k], kappa[k])
+		}
+	}
+	return lp
+}
+
+// propose draws one move, accepts or rejects it, and returns its
+// acceptance probability and whether it was accepted.
+func (g *groupMover) propose() (float64, bool) {
+	eps := g.eps()
+	var tr float64
+	for k := range g.m {
+		g.m[k] = eps * g.rng.NormFloat64()
+	}
+	if g.precond != nil {
+		n := g.dim * g.dim
+		blas64.Trsv(blas.NoTrans, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: g.precond},
+			blas64.Vector{N: n, Inc: 1, Data: g.m})
+	}
+	for i := range g.dim {
+		tr += g.m[i*g.dim+i]
+	}
+	g.expm(g.a, g.m)
+	for k := range g.m {
+		g.m[k] = -g.m[k]
+	}
+	g.expm(g.aIn, g.m)
+	g.mul(g.cNew, g.c, g.a)
+	g.mul(g.inv, g.aIn, g.cInv)
+	return g.decide(g.logTarget(g.cNew, g.inv), tr)
+}
+
+// precondition sets the proposal covariance to the inverse of the
+// curvature approximation H of the log target at the frame of p (see
+// curvature), so that the directions the data pin down hard get small
+// steps and the loose ones large steps. It resets eps to 2.38/D, the
+// random-walk optimum for a Gaussian target in D^2 dimensions, and
+// restarts its adaptation. When H is not positive definite the proposals
+// stay isotropic, as they do above maxPrecondDim.
+func (g *groupMover) precondition(p *Params) {
+	if g.dim > maxPrecondDim {
+		return
+	}
+	n := g.dim * g.dim
+	h := g.curvature(p)
+	if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: h}); !ok {
+		g.precond = nil
+		return
+	}
+	g.precond = h
+	g.logEps = math.Log(2.38 / float64(g.dim))
+	g.steps = 0
+}
+
+// curvature returns (the upper triangle of) a positive semi-definite
+// approximation H of minus the Hessian of the log target in X = log A at
+// X = 0 and state p, indexed by the row-major vec of X: the prior's terms
+// tr(X^T R X) and tr(X Q X^T) (the second-order terms of tr(C^T R C) and
+// tr(C^-1 Q C^-T) without tr(R X^2) and tr(X^2 Q), which can be negative)
+// times 1/s^2, plus the Gauss-Newton term of the anchors' pairs,
+// sum_ia w_ia u u^T with u = vec(rho_i^T alpha_a) = rho_i (x) alpha_a and
+// w_ia = n sig(x) sig(-x) the pair's curvature in its logit x. Summed per
+// anchor as S_a (x) alpha_a^T alpha_a with S_a = sum_i w_ia rho_i^T rho_i,
+// it costs O(anchor pairs D^2 + D^5).
+func (g *groupMover) curvature(p *Params) []float64 {
+	dim := g.dim
+	n := dim * dim
+	g.begin(p)
+	g.p = nil
+	h := make([]float64, n*n)
+	for k := range dim {
+		for l := range dim {
+			for m := range dim {
+				h[(k*dim+l)*n+m*dim+l] += g.prec0 * g.r[k*dim+m]
+				h[(k*dim+l)*n+k*dim+m] += g.prec0 * g.q[l*dim+m]
+			}
+		}
+	}
+	sa := make([]float64, n)
+	S := blas64.Symmetric{Uplo: blas.Upper, N: dim, Stride: dim, Data: sa}
+	for _, a := range g.anchors {
+		alpha := p.Context(a)
+		tgt, cnt, _ := g.d.ContextPairs(a)
+		clear(sa)
+		for k, i := range tgt {
+			rho := p.Target(int(i))
+			s := 1 / (1 + math.Exp(-dot(rho, alpha)))
+			blas64.Syr(cnt[k]*s*(1-s), blas64.Vector{N: dim, Inc: 1, Data: rho}, S)
+		}
+		for r := range dim {
+			for r2 := r; r2 < dim; r2++ {
+				srr := sa[r*dim+r2]
+				for c, ac := range alpha {
+					row := h[(r*dim+c)*n:]
+					lo := 0
+					if r2 == r {
+						lo = c // the upper triangle only
+					}
+					for c2 := lo; c2 < dim; c2++ {
+						row[r2*dim+c2] += srr * ac * alpha[c2]
+					}
+				}
+			}
+		}
+	}
+	return h
+}
+
+// decide is the Metropolis step for a proposal whose logTarget is lt and
+// whose generator eps M has trace tr (log det A).
+func (g *groupMover) decide(lt, tr float64) (float64, bool) {
+	logRatio := lt - g.current + float64(len(g.anchors))*tr
+	if math.IsNaN(logRatio) {
+		return 0, false
+	}
+	prob := math.Exp(min(logRatio, 0))
+	if logRatio < 0 && !(g.rng.Float64() < prob) {
+		return prob, false
+	}
+	g.c, g.cNew = g.cNew, g.c
+	g.cInv, g.inv = g.inv, g.cInv
+	g.current = lt
+	return prob, true
+}
+
+// apply changes the state by the cumulative frame change: rho_i c and,
+// for free j, alpha_j c^-T.
+func (g *groupMover) apply() {
+	p, dim := g.p, g.dim
+	out := blas64.Vector{N: dim, Inc: 1, Data: g.row}
+	for i := range g.d.v {
+		x := p.Target(i)
+		blas64.Gemv(blas.Trans, 1, g.general(g.c), blas64.Vector{N: dim, Inc: 1, Data: x}, 0, out)
+		copy(x, g.row)
+		if !g.anchor[i] {
+			x = p.Context(i)
+			blas64.Gemv(blas.NoTrans, 1, g.general(g.cInv), blas64.Vector{N: dim, Inc: 1, Data: x}, 0, out)
+			copy(x, g.row)
+		}
+	}
+}
+
+// expScratch is the scratch of expm.
+type expScratch struct{ pow, term, next []float64 }
+
+// expm stores exp(x) in dst by scaling and squaring: y = x / 2^s with
+// ||y||_1 <= 1/2, its Taylor series summed until a term falls below
+// 2^-60 of the sum (at most about 20 terms), then squared s times.
+func (g *groupMover) expm(dst, x []float64) {
+	dim := g.dim
+	var norm float64
+	for j := range dim {
+		var col float64
+		for i := range dim {
+			col += math.Abs(x[i*dim+j])
+		}
+		norm = max(norm, col)
+	}
+	s := 0
+	if norm > 0.5 {
+		s = int(math.Ceil(math.Log2(norm / 0.5)))
+	}
+	scale := math.Ldexp(1, -s)
+	term, next := g.exp.term, g.exp.next
+	setIdentity(dst, dim)
+	setIdentity(term, dim)
+	for k := 1; k < 40; k++ {
+		g.mul(next, term, x)
+		f := scale / float64(k)
+		var tn float64
+		for i := range next {
+			next[i] *= f
+			dst[i] += next[i]
+			tn = max(tn, math.Abs(next[i]))
+		}
+		term, next = next, term
+		if tn <= 0x1p-60 {
+			break
+		}
+	}
+	for range s {
+		copy(g.exp.pow, dst)
+		g.mul(dst, g.exp.pow, g.exp.pow)
+	}
+}
