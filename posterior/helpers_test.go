@@ -29,10 +29,20 @@ func simulate(t testing.TB, v, dim, n int, seed uint64) (*Data, *Params) {
 		truth.Rho[k] = r.NormFloat64()
 		truth.Alpha[k] = r.NormFloat64()
 	}
+	pairs := func() (int, int) { return r.IntN(v), r.IntN(v) }
+	return labelPairs(t, truth, n, r, pairs), truth
+}
+
+// labelPairs draws n pair events from pairs, labels each positive with
+// probability sigmoid(rho_i . alpha_j) under truth, and aggregates them into
+// Data.
+func labelPairs(t testing.TB, truth *Params, n int, r *rand.Rand, pairs func() (int, int)) *Data {
+	t.Helper()
+	v := truth.V
 	pos := make([]float64, v*v)
 	neg := make([]float64, v*v)
 	for range n {
-		i, j := r.IntN(v), r.IntN(v)
+		i, j := pairs()
 		if r.Float64() < sigmoid(truth.Logit(i, j)) {
 			pos[i*v+j]++
 		} else {
@@ -47,7 +57,7 @@ func simulate(t testing.TB, v, dim, n int, seed uint64) (*Data, *Params) {
 			}
 		}
 	}
-	return buildData(t, v, rows), truth
+	return buildData(t, v, rows)
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }

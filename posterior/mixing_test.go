@@ -192,25 +192,7 @@ func simulateMixing(t testing.TB, v, dim, n int, zipf bool, seed uint64) *Data {
 		i, _ := slices.BinarySearch(cdf, r.Float64()*acc)
 		return min(i, v-1)
 	}
-	pos := make([]float64, v*v)
-	neg := make([]float64, v*v)
-	for range n {
-		i, j := pick(), pick()
-		if r.Float64() < sigmoid(truth.Logit(i, j)) {
-			pos[i*v+j]++
-		} else {
-			neg[i*v+j]++
-		}
-	}
-	var rows []formats.CountRow
-	for i := range v {
-		for j := range v {
-			if pos[i*v+j]+neg[i*v+j] > 0 {
-				rows = append(rows, formats.CountRow{TargetID: int32(i), ContextID: int32(j), NPos: pos[i*v+j], NNeg: neg[i*v+j]})
-			}
-		}
-	}
-	return buildData(t, v, rows)
+	return labelPairs(t, truth, n, r, func() (int, int) { return pick(), pick() })
 }
 
 // mixingRun samples with one configuration and returns its table row.
