@@ -27,6 +27,9 @@
 //	                 └─> key buffer ──radix sort, aggregate──> run files
 //	Finish ── per partition: merge runs + dense ──> rows + negatives ──> emit (in order)
 //
+// Appender adds new counts to an earlier sorted result in one streaming
+// merge-join, for `pwe count --append`.
+//
 // The memory budget is split as described at Counter's layout constants:
 // vocabulary tables first, then 3/4 for the accumulators and 1/4 for the
 // merge.

@@ -7,6 +7,14 @@
 // renamed when complete (internal/atomicfile), so a failed run leaves the
 // previous file intact.
 //
+// Between processes (the path "-"), vocabularies and counts travel as Arrow
+// IPC streams with the same columns and types, in record batches of
+// StreamBatchRows. The schema carries the metadata below; an empty trailer
+// batch carries pwe.stats and the row count. A writer that fails never
+// sends the end-of-stream marker, so the reader reports the stream as
+// truncated (ErrTruncated, with the batch and row) instead of taking part
+// of it for the whole.
+//
 // # Metadata
 //
 // Each file records, as Parquet key-value metadata:

@@ -7,6 +7,15 @@ const (
 	SchemaDrawsLong   = "pwe.draws_long/1"
 	SchemaSampleStats = "pwe.sample_stats/1"
 	SchemaSummary     = "pwe.summary/1"
+	SchemaSimilarity  = "pwe.similarity/1"
+	SchemaNeighbours  = "pwe.neighbours/1"
+)
+
+// Quantity names in similarity.parquet's quantity column.
+const (
+	QuantityCosine       = "cosine"            // cosine similarity of the chosen vectors
+	QuantityDot          = "dot"               // dot product of the chosen vectors
+	QuantityCooccurrence = "cooccurrence_prob" // sigmoid(rho_a . alpha_b)
 )
 
 // Parameter names in the param column.
@@ -82,4 +91,43 @@ type SummaryRow struct {
 	Token   string `parquet:"token"`
 	Dim     int16  `parquet:"dim"`
 	Stats
+}
+
+// SimilarityRow summarises the draws of one derived quantity of a token
+// pair (similarity.parquet). Cosine and dot are symmetric; the
+// co-occurrence probability is that of token_b in token_a's context.
+type SimilarityRow struct {
+	TokenA   string `parquet:"token_a"`
+	TokenB   string `parquet:"token_b"`
+	Quantity string `parquet:"quantity,dict"`
+	Stats
+}
+
+// NeighbourRow is one candidate neighbour of one query token
+// (neighbours.parquet): every token that is among the query's Top nearest
+// by cosine similarity in at least one draw, with the posterior of its rank
+// (1 = nearest; the query itself is not ranked) and of its similarity.
+type NeighbourRow struct {
+	Query       string `parquet:"query"`
+	QueryID     int32  `parquet:"query_id"`
+	Neighbour   string `parquet:"neighbour"`
+	NeighbourID int32  `parquet:"neighbour_id"`
+	// Top is K; PTop the fraction of draws in which the neighbour is among
+	// the K nearest, PTopMCSE its Monte Carlo standard error (0 when the
+	// indicator is the same in every draw).
+	Top      int32   `parquet:"top"`
+	PTop     float64 `parquet:"p_top"`
+	PTopMCSE float64 `parquet:"p_top_mcse"`
+	// Rank quantiles (type 7, so a median can be a half-integer).
+	RankMedian float64 `parquet:"rank_median"`
+	RankQ5     float64 `parquet:"rank_q5"`
+	RankQ95    float64 `parquet:"rank_q95"`
+	// Cosine similarity: posterior mean, median, 90% interval and the
+	// convergence diagnostics of its draws.
+	SimMean    float64 `parquet:"similarity_mean"`
+	SimMedian  float64 `parquet:"similarity_median"`
+	SimQ5      float64 `parquet:"similarity_q5"`
+	SimQ95     float64 `parquet:"similarity_q95"`
+	SimRhat    float64 `parquet:"similarity_rhat"`
+	SimESSBulk float64 `parquet:"similarity_ess_bulk"`
 }

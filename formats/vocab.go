@@ -119,25 +119,33 @@ func ReadVocab(path string) ([]VocabRow, Meta, error) {
 	if err != nil {
 		return nil, meta, err
 	}
+	if err := checkVocab(path, rows); err != nil {
+		return nil, meta, err
+	}
+	return rows, meta, nil
+}
+
+// checkVocab checks the rows of the vocabulary read from name.
+func checkVocab(name string, rows []VocabRow) error {
 	if len(rows) == 0 {
-		return nil, meta, fmt.Errorf("%s: empty vocabulary", path)
+		return fmt.Errorf("%s: empty vocabulary", name)
 	}
 	seen := make(map[string]int, len(rows))
 	for i, r := range rows {
 		switch {
 		case int(r.TokenID) != i:
-			return nil, meta, fmt.Errorf("%s: row %d: token_id %d, want %d (ids must run 0..V-1 in order)", path, i, r.TokenID, i)
+			return fmt.Errorf("%s: row %d: token_id %d, want %d (ids must run 0..V-1 in order)", name, i, r.TokenID, i)
 		case r.Token == "" || !utf8.ValidString(r.Token):
-			return nil, meta, fmt.Errorf("%s: row %d: token is empty or not UTF-8", path, i)
+			return fmt.Errorf("%s: row %d: token is empty or not UTF-8", name, i)
 		case r.Count < 0:
-			return nil, meta, fmt.Errorf("%s: row %d: negative count %d", path, i, r.Count)
+			return fmt.Errorf("%s: row %d: negative count %d", name, i, r.Count)
 		}
 		if j, dup := seen[r.Token]; dup {
-			return nil, meta, fmt.Errorf("%s: row %d: token %q repeats row %d", path, i, r.Token, j)
+			return fmt.Errorf("%s: row %d: token %q repeats row %d", name, i, r.Token, j)
 		}
 		seen[r.Token] = i
 	}
-	return rows, meta, nil
+	return nil
 }
 
 // CheckCountRow validates one counts row against a vocabulary of size v and

@@ -36,6 +36,33 @@ type Config struct {
 	Fit      stages.FitConfig      `yaml:"fit"`
 	// SkipFit stops after the counts.
 	SkipFit bool `yaml:"skip_fit"`
+	// Summarize runs after the fit when it asks for pairs or neighbours;
+	// its files go into the fit directory.
+	Summarize stages.SummarizeConfig `yaml:"summarize"`
+	// Report writes the HTML report after the fit (and summarize): true
+	// for report.html in the output directory, or a path, relative to the
+	// output directory unless absolute.
+	Report ReportPath `yaml:"report"`
+}
+
+// ReportPath is the report setting: empty (no report) or where to write it.
+type ReportPath string
+
+// UnmarshalYAML accepts true, false or a path.
+func (r *ReportPath) UnmarshalYAML(n *yaml.Node) error {
+	var b bool
+	if n.Tag == "!!bool" && n.Decode(&b) == nil {
+		*r = ""
+		if b {
+			*r = stages.ReportFile
+		}
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: report: want true, false or a path", n.Line)
+	}
+	*r = ReportPath(n.Value)
+	return nil
 }
 
 // Bytes is a size written as 512MiB, 1GiB, 500MB or a number of bytes.
@@ -127,6 +154,7 @@ func Load(path string) (Config, error) {
 		cfg.MovieLens.Ratings, cfg.MovieLens.Movies = rel(cfg.MovieLens.Ratings), rel(cfg.MovieLens.Movies)
 	}
 	cfg.Output = rel(cfg.Output)
+	cfg.Summarize.Pairs = rel(cfg.Summarize.Pairs)
 	if err := cfg.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -144,6 +172,10 @@ func (c Config) Validate() error {
 		return errors.New("input: no paths")
 	case c.MovieLens != nil && c.MovieLens.Ratings == "":
 		return errors.New("movielens: no ratings file")
+	case (c.Summarize.Wants() || c.Report != "") && c.SkipFit:
+		return errors.New("summarize and report need the fit: remove skip_fit")
+	case c.Summarize.Wants() && (c.Fit.Method == "map" || c.Fit.SaveDraws == "none"):
+		return errors.New("summarize needs posterior draws: use fit method gibbs and keep save_draws")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -22,16 +23,18 @@ const (
 	VocabFile  = "vocab.parquet"
 	CountsFile = "counts.parquet"
 	FitDir     = "fit"
+	// StagingDir holds each stage's outputs until the stage has succeeded;
+	// they are then renamed into place.
+	StagingDir = ".pwe-staging"
 )
 
 // Options control a run.
 type Options struct {
 	// Force re-runs every stage, up to date or not.
 	Force bool
-	// Log receives one line per stage (nil: discarded).
-	Log io.Writer
-	// OnSweep is passed to the fit stage for progress reports.
-	OnSweep func(chain, sweep int)
+	// Reporter receives the run's messages and the stages' progress (nil:
+	// silent).
+	Reporter *Reporter
 }
 
 // Report says which stages ran and which were up to date.
@@ -47,7 +50,11 @@ type stage struct {
 	seed     uint64
 	inputs   []string
 	outputs  []string
-	run      func(ctx context.Context) (stats any, err error)
+	// staged, if set, are where run writes each of outputs; Run renames
+	// them into place once run has succeeded, so that a stage failing
+	// halfway through its files leaves every previous output as it was.
+	staged []string
+	run    func(ctx context.Context) (stats any, err error)
 }
 
 // Run executes the configured stages in order, skipping those that are up
@@ -55,10 +62,6 @@ type stage struct {
 func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return Report{}, err
-	}
-	log := opt.Log
-	if log == nil {
-		log = io.Discard
 	}
 	if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
 		return Report{}, err
@@ -86,14 +89,18 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 			return rep, err
 		}
 		key := stageKey(st.name, settings, inputs)
+		log := opt.Reporter.Stage(st.name)
 		if !opt.Force && upToDate(man.find(st.name), key, st.outputs) {
-			fmt.Fprintf(log, "%s: up to date, skipped\n", st.name)
+			log.Info("up to date, skipped")
 			rep.Skipped = append(rep.Skipped, st.name)
 			continue
 		}
-		fmt.Fprintf(log, "%s: running\n", st.name)
+		log.Info("running")
 		start := time.Now()
 		stats, err := st.run(ctx)
+		if err == nil {
+			err = publish(st, cfg.staging(st.name))
+		}
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", st.name, err)
 		}
@@ -110,13 +117,56 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		if err := man.write(mpath); err != nil {
 			return rep, err
 		}
-		fmt.Fprintf(log, "%s: done in %.2fs\n", st.name, end.Sub(start).Seconds())
+		log.Info(fmt.Sprintf("done in %.2fs", end.Sub(start).Seconds()),
+			slog.Float64(SecondsKey, end.Sub(start).Seconds()), slog.Any(StatsKey, stats))
 		rep.Ran = append(rep.Ran, st.name)
 	}
 	if len(rep.Ran) == 0 {
-		fmt.Fprintln(log, "nothing to do: every stage is up to date (--force re-runs them)")
+		opt.Reporter.Stage("run").Info("nothing to do: every stage is up to date (--force re-runs them)")
 	}
 	return rep, nil
+}
+
+// staging is the directory of a stage's outputs before they are published.
+// It does not depend on the run, so a stage interrupted and run again
+// finds what it left there (a fit's checkpoint).
+func (c Config) staging(stage string) string {
+	return filepath.Join(c.Output, StagingDir, stage)
+}
+
+// rename publishes one output; tests replace it to inject failures.
+var rename = os.Rename
+
+// publish renames a stage's staged outputs to their final names and
+// removes its staging directory. The renames are not one atomic step, but
+// the manifest is rewritten only after all of them, so an interruption in
+// between leaves outputs that do not match it and the stage runs again.
+func publish(st stage, dir string) error {
+	for i, from := range st.staged {
+		if err := os.MkdirAll(filepath.Dir(st.outputs[i]), 0o755); err != nil {
+			return err
+		}
+		if err := rename(from, st.outputs[i]); err != nil {
+			return fmt.Errorf("publishing %s: %w", st.outputs[i], err)
+		}
+	}
+	if len(st.staged) == 0 {
+		return nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	os.Remove(filepath.Dir(dir)) // fails, harmlessly, while other stages' files are there
+	return nil
+}
+
+// stagedPaths returns the final and staged paths of the named files.
+func stagedPaths(finalDir, stagingDir string, names ...string) (outputs, staged []string) {
+	for _, n := range names {
+		outputs = append(outputs, filepath.Join(finalDir, n))
+		staged = append(staged, filepath.Join(stagingDir, n))
+	}
+	return outputs, staged
 }
 
 // plan lists the stages of the configuration with their paths filled in.
@@ -126,14 +176,15 @@ func (c Config) plan(opt Options) ([]stage, error) {
 	var plan []stage
 	if c.MovieLens != nil {
 		ml := *c.MovieLens
-		ml.Output, ml.Threads, ml.Memory, ml.TempDir = c.Output, c.Threads, int64(c.Memory), c.TempDir
+		ml.Output, ml.Threads, ml.Memory, ml.TempDir = c.staging("movielens"), c.Threads, int64(c.Memory), c.TempDir
 		ml.Seed = seedOr(ml.Seed, c.Seed)
 		ins := []string{ml.Ratings}
 		if ml.Movies != "" {
 			ins = append(ins, ml.Movies)
 		}
+		outs, staged := stagedPaths(c.Output, ml.Output, VocabFile, CountsFile)
 		plan = append(plan, stage{
-			name: "movielens", settings: ml, seed: ml.Seed, inputs: ins, outputs: []string{vocab, counts},
+			name: "movielens", settings: ml, seed: ml.Seed, inputs: ins, outputs: outs, staged: staged,
 			run: func(ctx context.Context) (any, error) { return stages.MovieLens(ctx, ml) },
 		})
 	} else {
@@ -142,17 +193,17 @@ func (c Config) plan(opt Options) ([]stage, error) {
 			return nil, err
 		}
 		tk := c.Tokenize
-		tk.Input, tk.Output, tk.Threads = *c.Input, vocab, c.Threads
+		tk.Input, tk.Output, tk.Threads = *c.Input, filepath.Join(c.staging("tokenize"), VocabFile), c.Threads
 		plan = append(plan, stage{
-			name: "tokenize", settings: tk, inputs: paths, outputs: []string{vocab},
+			name: "tokenize", settings: tk, inputs: paths, outputs: []string{vocab}, staged: []string{tk.Output},
 			run: func(ctx context.Context) (any, error) { return stages.Tokenize(ctx, tk) },
 		})
 		ct := c.Count
-		ct.Input, ct.Vocab, ct.Output = *c.Input, vocab, counts
+		ct.Input, ct.Vocab, ct.Output = *c.Input, vocab, filepath.Join(c.staging("count"), CountsFile)
 		ct.Threads, ct.Memory, ct.TempDir = c.Threads, int64(c.Memory), c.TempDir
 		ct.Seed = seedOr(ct.Seed, c.Seed)
 		plan = append(plan, stage{
-			name: "count", settings: ct, seed: ct.Seed, inputs: append(paths, vocab), outputs: []string{counts},
+			name: "count", settings: ct, seed: ct.Seed, inputs: append(paths, vocab), outputs: []string{counts}, staged: []string{ct.Output},
 			run: func(ctx context.Context) (any, error) { return stages.Count(ctx, ct) },
 		})
 	}
@@ -160,21 +211,75 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		return plan, nil
 	}
 	ft := c.Fit
-	ft.Counts, ft.Vocab, ft.Output = counts, vocab, filepath.Join(c.Output, FitDir)
-	ft.Threads, ft.Memory, ft.TempDir, ft.OnSweep = c.Threads, int64(c.Memory), c.TempDir, opt.OnSweep
+	ft.Counts, ft.Vocab, ft.Output = counts, vocab, c.staging("fit")
+	ft.Threads, ft.Memory, ft.TempDir = c.Threads, int64(c.Memory), c.TempDir
 	ft.Seed = seedOr(ft.Seed, c.Seed)
 	ft = ft.WithDefaults()
-	outs := []string{filepath.Join(ft.Output, stages.MapFile)}
+	files := []string{stages.MapFile}
 	if ft.Method == "gibbs" {
-		outs = append(outs, filepath.Join(ft.Output, stages.SampleStatsFile), filepath.Join(ft.Output, stages.SummaryFile))
+		files = append(files, stages.SampleStatsFile, stages.SummaryFile)
 		if ft.SaveDraws != "none" {
-			outs = append(outs, filepath.Join(ft.Output, stages.DrawsFile))
+			files = append(files, stages.DrawsFile)
 		}
 	}
+	outs, staged := stagedPaths(filepath.Join(c.Output, FitDir), ft.Output, files...)
 	plan = append(plan, stage{
-		name: "fit", settings: ft, seed: ft.Seed, inputs: []string{counts, vocab}, outputs: outs,
-		run: func(ctx context.Context) (any, error) { return stages.Fit(ctx, ft) },
+		name: "fit", settings: ft, seed: ft.Seed, inputs: []string{counts, vocab}, outputs: outs, staged: staged,
+		run: func(ctx context.Context) (any, error) {
+			p := opt.Reporter.Progress("fit", "sweeps", FitSweeps(ft))
+			defer p.Done()
+			ft := ft
+			ft.OnSweep = SweepCounter(p)
+			// An interrupted fit of the same inputs and settings continues
+			// from its checkpoint (--force starts over).
+			if ft.Resume = !opt.Force && stages.FitCheckpointMatches(ft); ft.Resume {
+				opt.Reporter.Stage("fit").Info("resuming the interrupted fit from its checkpoint")
+			}
+			st, err := stages.Fit(ctx, ft)
+			for _, w := range st.Warnings {
+				opt.Reporter.Stage("fit").Warn(w)
+			}
+			return st, err
+		},
 	})
+	fitDir := filepath.Join(c.Output, FitDir)
+	var summarized []string
+	if c.Summarize.Wants() {
+		sm := c.Summarize
+		sm.Fit, sm.Output, sm.Threads, sm.TempDir = fitDir, c.staging("summarize"), c.Threads, c.TempDir
+		sm = sm.WithDefaults()
+		var names []string
+		for _, p := range sm.Outputs() {
+			names = append(names, filepath.Base(p))
+		}
+		outs, staged := stagedPaths(fitDir, sm.Output, names...)
+		summarized = outs
+		ins := []string{filepath.Join(fitDir, stages.DrawsFile)}
+		if sm.Pairs != "" {
+			ins = append(ins, sm.Pairs)
+		}
+		plan = append(plan, stage{
+			name: "summarize", settings: sm, inputs: ins, outputs: outs, staged: staged,
+			run: func(ctx context.Context) (any, error) { return stages.Summarize(ctx, sm) },
+		})
+	}
+	if c.Report != "" {
+		final := string(c.Report)
+		if !filepath.IsAbs(final) {
+			final = filepath.Join(c.Output, final)
+		}
+		rp := stages.ReportConfig{Fit: fitDir, Output: filepath.Join(c.staging("report"), filepath.Base(final))}
+		// The report reads the draws only for densities of summarised
+		// pairs, whose similarity.parquet changes with them.
+		ins := []string{filepath.Join(fitDir, stages.MapFile)}
+		if ft.Method == "gibbs" {
+			ins = append(ins, filepath.Join(fitDir, stages.SampleStatsFile), filepath.Join(fitDir, stages.SummaryFile))
+		}
+		plan = append(plan, stage{
+			name: "report", settings: rp.WithDefaults(), inputs: append(ins, summarized...), outputs: []string{final}, staged: []string{rp.Output},
+			run: func(ctx context.Context) (any, error) { return stages.Report(ctx, rp) },
+		})
+	}
 	return plan, nil
 }
 

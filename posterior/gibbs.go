@@ -2,10 +2,12 @@ package posterior
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,6 +24,9 @@ const (
 	InitMAP InitMode = iota
 	// InitPrior draws every free vector from the prior.
 	InitPrior
+	// InitGiven starts chain c exactly at GibbsConfig.Starts[c], except
+	// for the anchors' context vectors, which are the start's.
+	InitGiven
 )
 
 // ParseInitMode reads "map" or "prior".
@@ -35,10 +40,14 @@ func ParseInitMode(s string) (InitMode, error) {
 	return 0, fmt.Errorf("posterior: init %q: want map or prior", s)
 }
 
-// String returns the form ParseInitMode reads.
+// String returns the form ParseInitMode reads ("given" for InitGiven,
+// which only library callers can choose).
 func (m InitMode) String() string {
-	if m == InitPrior {
+	switch m {
+	case InitPrior:
 		return "prior"
+	case InitGiven:
+		return "given"
 	}
 	return "map"
 }
@@ -79,6 +88,29 @@ type GibbsConfig struct {
 	// the chain's goroutine (so concurrently for different chains), with
 	// the sweep counted from 0 over warmup and draws.
 	OnSweep func(chain, sweep int)
+
+	// Starts holds the chains' starting points for InitGiven: chain c
+	// starts at Starts[c] (with the start's anchor context vectors).
+	Starts []*Params
+	// Resume continues chains from saved states: chain c, if Resume[c] is
+	// not nil, goes on from Resume[c] (which Gibbs does not modify), and the
+	// draws are bit for bit those of an uninterrupted run with the same
+	// configuration. A nil or short Resume starts the other chains afresh.
+	Resume []*ChainState
+	// Checkpoint, if not nil, receives each chain's state after every
+	// CheckpointEvery-th sweep (counted from 0 over warmup and draws), after
+	// the first sweep to end CheckpointInterval or more after the chain's
+	// previous checkpoint, after the chain's last sweep, and, when ctx is
+	// cancelled, at the chain's last completed sweep (a cut-short sweep is
+	// undone, at the cost of one copy of the state per sweep). The
+	// state's Params are the chain's and valid only during the call. Calls
+	// are serialised with each other and with the Sink's, so the sink's
+	// draws up to the state's can be made durable in the call. An error
+	// stops the run. Checkpoints read the state only: they never change
+	// the draws.
+	Checkpoint         func(*ChainState) error
+	CheckpointEvery    int
+	CheckpointInterval time.Duration
 }
 
 func (c GibbsConfig) withDefaults() GibbsConfig {
@@ -132,7 +164,7 @@ func (c GibbsConfig) Validate() error {
 		return fmt.Errorf("posterior: draws %d, thin %d, inner %d: need draws >= 0 and thin, inner >= 1", c.Draws, c.Thin, c.Inner)
 	case c.Warmup+c.Draws*c.Thin >= 1<<32:
 		return fmt.Errorf("posterior: %d sweeps per chain are too many", c.Warmup+c.Draws*c.Thin)
-	case c.Init != InitMAP && c.Init != InitPrior:
+	case c.Init != InitMAP && c.Init != InitPrior && c.Init != InitGiven:
 		return fmt.Errorf("posterior: unknown init mode %d", c.Init)
 	case !(c.Jitter >= 0) || math.IsInf(c.Jitter, 0):
 		return fmt.Errorf("posterior: jitter %v must be finite and non-negative", c.Jitter)
@@ -142,6 +174,12 @@ func (c GibbsConfig) Validate() error {
 		return fmt.Errorf("posterior: threads %d is negative", c.Threads)
 	case c.GroupMoves < 0:
 		return fmt.Errorf("posterior: group moves %d is negative (NoGroupMoves is %d)", c.GroupMoves, NoGroupMoves)
+	case c.Init == InitGiven && len(c.Starts) != c.Chains:
+		return fmt.Errorf("posterior: init given with %d starts for %d chains", len(c.Starts), c.Chains)
+	case len(c.Resume) > c.Chains:
+		return fmt.Errorf("posterior: %d chain states to resume for %d chains", len(c.Resume), c.Chains)
+	case c.CheckpointEvery < 0 || c.CheckpointInterval < 0:
+		return fmt.Errorf("posterior: checkpoint every %d sweeps or %v is negative", c.CheckpointEvery, c.CheckpointInterval)
 	}
 	return nil
 }
@@ -191,7 +229,9 @@ type GibbsResult struct {
 // the posterior identified by cfg.Anchors and passes every kept draw to
 // sink. start holds the MAP values: the anchors' context vectors are fixed
 // at start's, and InitMAP starts the chains there; start may be nil only
-// with AnchorNone and InitPrior. The draws are the same for every Threads.
+// with AnchorNone and InitPrior or InitGiven. The draws are the same for
+// every Threads, and a run resumed from checkpointed states gives the
+// draws the uninterrupted run would have given.
 // Cancelling ctx stops the run within about one token's update per thread.
 func Gibbs(ctx context.Context, d *Data, start *Params, cfg GibbsConfig, sink Sink) (GibbsResult, error) {
 	if err := cfg.Validate(); err != nil {
@@ -214,6 +254,11 @@ func Gibbs(ctx context.Context, d *Data, start *Params, cfg GibbsConfig, sink Si
 	} else if cfg.Dim < 1 {
 		return GibbsResult{}, fmt.Errorf("posterior: dimension %d must be positive", cfg.Dim)
 	}
+	for c, p := range cfg.Starts {
+		if p == nil || p.V != d.v || p.D != cfg.Dim {
+			return GibbsResult{}, fmt.Errorf("posterior: start of chain %d does not have %d tokens in %d dimensions", c, d.v, cfg.Dim)
+		}
+	}
 	var anchors []int
 	if cfg.Anchors.Kind != AnchorNone {
 		var err error
@@ -228,76 +273,179 @@ func Gibbs(ctx context.Context, d *Data, start *Params, cfg GibbsConfig, sink Si
 	began := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	s := newSampler(gctx, d, cfg, anchors)
-	var sinkMu sync.Mutex
-	total := cfg.Warmup + cfg.Draws*cfg.Thin
+	var (
+		sinkMu   sync.Mutex
+		lateErrs []error // checkpoints that failed after cancellation
+	)
+	deliver := func(c, draw int, p *Params, st DrawStats) error {
+		sinkMu.Lock()
+		defer sinkMu.Unlock()
+		if err := sink.Draw(c, draw, p, st); err != nil {
+			return fmt.Errorf("posterior: chain %d draw %d: %w", c, draw, err)
+		}
+		return nil
+	}
+	var checkpoint func(*ChainState) error
+	if cfg.Checkpoint != nil {
+		checkpoint = func(st *ChainState) error {
+			sinkMu.Lock()
+			defer sinkMu.Unlock()
+			if err := cfg.Checkpoint(st); err != nil {
+				return fmt.Errorf("posterior: checkpoint of chain %d at sweep %d: %w", st.Chain, st.Sweep, err)
+			}
+			return nil
+		}
+	}
 	var steps []float64
 	if cfg.GroupMoves > 0 {
 		steps = make([]float64, cfg.Chains)
 	}
 	for c := range cfg.Chains {
 		g.Go(func() error {
-			p := s.initial(c, start)
-			eval := newEvaluator(d, cfg.Dim, cfg.Threads)
-			var mover *groupMover
-			if cfg.GroupMoves > 0 {
-				mover = newGroupMover(d, cfg.Dim, s.prec0, anchors, s.anchor)
+			var resume *ChainState
+			if c < len(cfg.Resume) {
+				resume = cfg.Resume[c]
 			}
-			var tried, accepted int
-			mark := time.Now()
-			for sw := range total {
-				if err := s.sweep(c, sw, p); err != nil {
-					return err
-				}
-				if mover != nil {
-					if cfg.Warmup >= 2 && sw == cfg.Warmup/2 {
-						mover.precondition(p)
-					}
-					mover.pcg.Seed(streamSeeds(cfg.Seed, c, sw, sideGroup, 0))
-					accepted += mover.run(p, cfg.GroupMoves, sw < cfg.Warmup)
-					tried += cfg.GroupMoves
-				}
-				if cfg.OnSweep != nil {
-					cfg.OnSweep(c, sw)
-				}
-				if sw+1 == cfg.Warmup {
-					mark = time.Now()
-					tried, accepted = 0, 0
-				}
-				kept := sw - cfg.Warmup
-				if kept < 0 || (kept+1)%cfg.Thin != 0 {
-					continue
-				}
-				ll := eval.logLik(s.pool, p)
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				now := time.Now()
-				st := DrawStats{LogLik: ll, LogPosterior: ll + LogPrior(p, cfg.PriorSD), Seconds: now.Sub(mark).Seconds(), GroupAccept: math.NaN()}
-				if tried > 0 {
-					st.GroupAccept = float64(accepted) / float64(tried)
-				}
-				tried, accepted = 0, 0
-				mark = now
-				sinkMu.Lock()
-				err := sink.Draw(c, kept/cfg.Thin, p, st)
-				sinkMu.Unlock()
-				if err != nil {
-					return fmt.Errorf("posterior: chain %d draw %d: %w", c, kept/cfg.Thin, err)
+			ch, err := s.newChain(c, start, resume)
+			if err != nil {
+				return err
+			}
+			err = s.run(ch, deliver, checkpoint)
+			if err != nil && checkpoint != nil && ctx.Err() != nil {
+				if cerr := checkpoint(ch.state()); cerr != nil {
+					sinkMu.Lock()
+					lateErrs = append(lateErrs, cerr)
+					sinkMu.Unlock()
 				}
 			}
-			if mover != nil {
-				steps[c] = mover.eps()
+			if ch.mover != nil {
+				steps[c] = ch.mover.eps()
 			}
-			return nil
+			return err
 		})
 	}
 	err := g.Wait()
 	s.close()
-	res := GibbsResult{Anchors: anchors, SweepsPerChain: total, Seconds: time.Since(began).Seconds(), Phases: s.phases(), GroupStep: steps}
+	res := GibbsResult{Anchors: anchors, SweepsPerChain: s.total(), Seconds: time.Since(began).Seconds(), Phases: s.phases(), GroupStep: steps}
 	if err == nil {
 		err = ctx.Err()
 	}
-	return res, err
+	return res, errors.Join(append([]error{err}, lateErrs...)...)
+}
+
+// newChain sets chain c up at its start, or at resume when not nil.
+func (s *sampler) newChain(c int, start *Params, resume *ChainState) (*chain, error) {
+	cfg := s.cfg
+	ch := &chain{c: c, eval: newEvaluator(s.d, cfg.Dim, cfg.Threads), mark: time.Now()}
+	if cfg.GroupMoves > 0 {
+		ch.mover = newGroupMover(s.d, cfg.Dim, s.prec0, s.anchors, s.anchor)
+	}
+	if resume == nil {
+		ch.p = s.initial(c, start)
+		return ch, nil
+	}
+	rp := resume.Params
+	switch {
+	case resume.Chain != c:
+		return nil, fmt.Errorf("posterior: state of chain %d given to resume chain %d", resume.Chain, c)
+	case rp == nil || rp.V != s.d.v || rp.D != cfg.Dim || len(rp.Rho) != rp.V*rp.D || len(rp.Alpha) != rp.V*rp.D:
+		return nil, fmt.Errorf("posterior: chain %d's saved state does not have %d tokens in %d dimensions", c, s.d.v, cfg.Dim)
+	case resume.Sweep < 0 || resume.Sweep > s.total():
+		return nil, fmt.Errorf("posterior: chain %d's saved state is at sweep %d of %d", c, resume.Sweep, s.total())
+	case (resume.Group != nil) != (ch.mover != nil):
+		return nil, fmt.Errorf("posterior: chain %d's saved state and the configuration disagree on frame-change moves", c)
+	}
+	for _, a := range s.anchors {
+		if !slices.Equal(rp.Context(a), start.Context(a)) {
+			return nil, fmt.Errorf("posterior: chain %d's saved state has another context vector for anchor %d than the start", c, a)
+		}
+	}
+	ch.p = rp.Clone()
+	ch.sweep, ch.tried, ch.accepted = resume.Sweep, resume.Tried, resume.Accepted
+	ch.mark = time.Now().Add(-time.Duration(resume.Elapsed * float64(time.Second)))
+	if ch.mover != nil {
+		if err := ch.mover.restore(resume.Group); err != nil {
+			return nil, fmt.Errorf("chain %d: %w", c, err)
+		}
+	}
+	return ch, nil
+}
+
+// run makes the chain's remaining sweeps, passing kept draws to deliver
+// and states to checkpoint (when not nil). When a sweep fails, the chain
+// is left at its last completed sweep if checkpoint is set.
+func (s *sampler) run(ch *chain, deliver func(c, draw int, p *Params, st DrawStats) error, checkpoint func(*ChainState) error) error {
+	cfg := s.cfg
+	total := s.total()
+	var back *backup
+	if checkpoint != nil {
+		back = &backup{}
+	}
+	last, ran := time.Now(), false
+	for sw := ch.sweep; sw < total; sw++ {
+		if back != nil {
+			back.save(ch)
+		}
+		if err := s.step(ch, sw, deliver); err != nil {
+			if back != nil {
+				back.restore(ch)
+			}
+			return err
+		}
+		ch.sweep, ran = sw+1, true
+		due := cfg.CheckpointEvery > 0 && ch.sweep%cfg.CheckpointEvery == 0 ||
+			cfg.CheckpointInterval > 0 && time.Since(last) >= cfg.CheckpointInterval
+		if checkpoint != nil && due && ch.sweep < total {
+			if err := checkpoint(ch.state()); err != nil {
+				return err
+			}
+			last = time.Now()
+		}
+	}
+	if checkpoint != nil && ran {
+		return checkpoint(ch.state())
+	}
+	return nil
+}
+
+// step makes sweep sw of the chain: the Gibbs updates, the frame-change
+// moves, and the kept draw if sw yields one.
+func (s *sampler) step(ch *chain, sw int, deliver func(c, draw int, p *Params, st DrawStats) error) error {
+	cfg := s.cfg
+	if err := s.sweep(ch.c, sw, ch.p); err != nil {
+		return err
+	}
+	if ch.mover != nil {
+		if cfg.Warmup >= 2 && sw == cfg.Warmup/2 {
+			ch.mover.precondition(ch.p)
+		}
+		ch.mover.pcg.Seed(streamSeeds(cfg.Seed, ch.c, sw, sideGroup, 0))
+		ch.accepted += ch.mover.run(ch.p, cfg.GroupMoves, sw < cfg.Warmup)
+		ch.tried += cfg.GroupMoves
+	}
+	if cfg.OnSweep != nil {
+		cfg.OnSweep(ch.c, sw)
+	}
+	if sw+1 == cfg.Warmup {
+		ch.mark = time.Now()
+		ch.tried, ch.accepted = 0, 0
+	}
+	kept := sw - cfg.Warmup
+	if kept < 0 || (kept+1)%cfg.Thin != 0 {
+		return nil
+	}
+	ll := ch.eval.logLik(s.pool, ch.p)
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	now := time.Now()
+	st := DrawStats{LogLik: ll, LogPosterior: ll + LogPrior(ch.p, cfg.PriorSD), Seconds: now.Sub(ch.mark).Seconds(), GroupAccept: math.NaN()}
+	if ch.tried > 0 {
+		st.GroupAccept = float64(ch.accepted) / float64(ch.tried)
+	}
+	ch.tried, ch.accepted = 0, 0
+	ch.mark = now
+	return deliver(ch.c, kept/cfg.Thin, ch.p, st)
 }
 
 // sampler holds what the chains share: the data, the thread pool and the
@@ -307,6 +455,7 @@ type sampler struct {
 	d           *Data
 	cfg         GibbsConfig
 	prec0       float64
+	anchors     []int
 	anchor      []bool
 	rhoChunks   []chunk
 	alphaChunks []chunk
@@ -329,6 +478,7 @@ func newSampler(ctx context.Context, d *Data, cfg GibbsConfig, anchors []int) *s
 		d:           d,
 		cfg:         cfg,
 		prec0:       1 / (cfg.PriorSD * cfg.PriorSD),
+		anchors:     anchors,
 		anchor:      make([]bool, d.v),
 		rhoChunks:   partition(d.v, cfg.Threads, cost(sideRho)),
 		alphaChunks: partition(d.v, cfg.Threads, cost(sideAlpha)),
@@ -346,6 +496,10 @@ func newSampler(ctx context.Context, d *Data, cfg GibbsConfig, anchors []int) *s
 	})
 	return s
 }
+
+// total returns the sweeps per chain; s.cfg has its defaults applied, so
+// it must not go through GibbsConfig.Sweeps, which would apply them twice.
+func (s *sampler) total() int { return s.cfg.Warmup + s.cfg.Draws*s.cfg.Thin }
 
 // close stops the pool; it may be called more than once.
 func (s *sampler) close() { s.closeOnce.Do(s.pool.stop) }
@@ -368,6 +522,16 @@ func (s *sampler) initial(c int, start *Params) *Params {
 	if start != nil {
 		copy(p.Rho, start.Rho)
 		copy(p.Alpha, start.Alpha)
+	}
+	if s.cfg.Init == InitGiven {
+		from := s.cfg.Starts[c]
+		copy(p.Rho, from.Rho)
+		for i := range s.d.v {
+			if !s.anchor[i] {
+				copy(p.Context(i), from.Context(i))
+			}
+		}
+		return p
 	}
 	pcg := rand.NewPCG(0, 0)
 	rng := rand.New(pcg)

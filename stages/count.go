@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"time"
@@ -45,8 +46,21 @@ type CountConfig struct {
 	// Seed drives subsampling and negative sampling.
 	Seed uint64 `json:"seed" yaml:"seed"`
 
+	// Append names earlier counts (counts.parquet) to which this corpus's
+	// counts are added: the output is their pairwise sum. They must have
+	// been made with the same vocabulary file and the same window,
+	// weighting, oov, subsample and negatives settings. Output may be the
+	// same path; it is replaced when complete.
+	Append string `json:"append,omitempty" yaml:"-"`
+
+	// Output is the path of counts.parquet, or "-" for an Arrow stream on
+	// Stdout.
 	Output  string `json:"-" yaml:"-"`
 	Threads int    `json:"-" yaml:"-"`
+	// Stdin is read, as an Arrow stream, for Vocab "-"; Stdout receives the
+	// stream for Output "-" (defaults os.Stdin and os.Stdout).
+	Stdin  io.Reader `json:"-" yaml:"-"`
+	Stdout io.Writer `json:"-" yaml:"-"`
 	// Memory is the byte budget for pair aggregation (default 1 GiB);
 	// beyond it sorted runs spill to TempDir.
 	Memory  int64  `json:"-" yaml:"-"`
@@ -116,6 +130,15 @@ func (c CountConfig) Validate() error {
 		return errors.New("no output: name counts.parquet with -o")
 	case c.OOV != "drop" && c.OOV != "keep":
 		return fmt.Errorf("oov %q, want drop or keep", c.OOV)
+	case c.Append == StdioPath:
+		return errors.New("--append names a file: the earlier counts are fingerprinted before counting, which standard input does not allow")
+	}
+	stdin := [][2]string{{"--vocab", c.Vocab}}
+	for _, p := range c.Input.Paths {
+		stdin = append(stdin, [2]string{"the corpus", p})
+	}
+	if err := oneStdin(stdin...); err != nil {
+		return err
 	}
 	_, err := c.WithDefaults().counterConfig()
 	return err
@@ -123,16 +146,24 @@ func (c CountConfig) Validate() error {
 
 // CountStats summarise a count run; they are recorded as pwe.stats.
 type CountStats struct {
-	Documents     int64   `json:"documents"`
-	Tokens        int64   `json:"tokens"`
-	OOVTokens     int64   `json:"oov_tokens"`
-	InvalidUTF8   int64   `json:"invalid_utf8_replaced"`
-	Subsampled    int64   `json:"subsampled"`
-	PositivePairs int64   `json:"positive_pairs"`
-	UniquePairs   int64   `json:"unique_pairs"`
-	Spills        int     `json:"-"` // depend on the memory budget, not the content
-	SpilledBytes  int64   `json:"-"`
-	Seconds       float64 `json:"-"`
+	Documents     int64 `json:"documents"`
+	Tokens        int64 `json:"tokens"`
+	OOVTokens     int64 `json:"oov_tokens"`
+	InvalidUTF8   int64 `json:"invalid_utf8_replaced"`
+	Subsampled    int64 `json:"subsampled"`
+	PositivePairs int64 `json:"positive_pairs"`
+	UniquePairs   int64 `json:"unique_pairs"`
+	// Append runs only: the most frequent out-of-vocabulary tokens of this
+	// corpus, the rows of the earlier counts, and the documents and tokens
+	// of every corpus counted into the output so far.
+	TopOOV         []TokenCount `json:"top_oov,omitempty"`
+	OldRows        int64        `json:"appended_to_rows,omitempty"`
+	TotalDocuments int64        `json:"total_documents,omitempty"`
+	TotalTokens    int64        `json:"total_tokens,omitempty"`
+
+	Spills       int     `json:"-"` // depend on the memory budget, not the content
+	SpilledBytes int64   `json:"-"`
+	Seconds      float64 `json:"-"`
 }
 
 // vocabSettings reads the tokenize stage's settings from vocab.parquet.
@@ -158,7 +189,8 @@ func (t *TextInput) inheritFormat(from TextInput) {
 }
 
 // Count reads the corpus, maps tokens to vocabulary ids and writes the pair
-// counts, sorted by (target_id, context_id).
+// counts, sorted by (target_id, context_id); with Append, their sum with
+// the earlier counts.
 func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	start := time.Now()
 	cfg = cfg.WithDefaults()
@@ -169,7 +201,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	if err != nil {
 		return CountStats{}, err
 	}
-	vocab, vmeta, err := formats.ReadVocab(cfg.Vocab)
+	vocab, vmeta, vfp, err := readVocab(cfg.Vocab, cfg.Stdin)
 	if err != nil {
 		return CountStats{}, err
 	}
@@ -179,10 +211,6 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	}
 	tcfg := vcfg.Tokenizer
 	cfg.Input.inheritFormat(vcfg.Input)
-	vfp, err := input.FingerprintFile(cfg.Vocab)
-	if err != nil {
-		return CountStats{}, err
-	}
 	tokens := make([]string, len(vocab))
 	freq := make([]int64, len(vocab))
 	for i, v := range vocab {
@@ -191,6 +219,14 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	index, err := tokenize.NewIndex(tokens)
 	if err != nil {
 		return CountStats{}, fmt.Errorf("%s: %w", cfg.Vocab, err)
+	}
+	var prior *appendTarget
+	if cfg.Append != "" {
+		if prior, err = openAppend(cfg, vfp); err != nil {
+			return CountStats{}, err
+		}
+		defer prior.r.Close()
+		cc.Seed = AppendSeed(cfg.Seed, prior.inputs)
 	}
 
 	// The tables are sized to the budget and live until the end, so a memory
@@ -216,10 +252,16 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		toks [][]byte
 		ids  []int32
 		oov  int64
+		// oovTokens counts the out-of-vocabulary tokens by name (append
+		// runs); memory grows with their distinct number, as in tokenize.
+		oovTokens *tokenize.Counter
 	}
 	workers := make([]*worker, cfg.Threads)
 	for w := range workers {
 		workers[w] = &worker{tk: tokenize.New(tcfg.options()), acc: counter.NewAccumulator()}
+		if prior != nil {
+			workers[w].oovTokens = tokenize.NewCounter()
+		}
 	}
 	keepOOV := cfg.OOV == "keep"
 	err = fanOut(ctx, r, cfg.Threads, func(w int, b *input.Batch) error {
@@ -227,16 +269,18 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		for d, doc := range b.Docs {
 			wk.toks = wk.tk.Tokens(wk.toks[:0], doc)
 			wk.ids = wk.ids[:0]
-			for _, t := range wk.toks {
+			for k, t := range wk.toks {
 				id, ok := index.ID(t)
 				switch {
 				case ok:
 					wk.ids = append(wk.ids, id)
+					continue
 				case keepOOV:
 					wk.ids = append(wk.ids, -1)
-					wk.oov++
-				default:
-					wk.oov++
+				}
+				wk.oov++
+				if wk.oovTokens != nil {
+					wk.oovTokens.Add(wk.toks[k : k+1])
 				}
 			}
 			if err := wk.acc.Add(wk.ids, b.Seq+int64(d)); err != nil {
@@ -256,12 +300,25 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		stats.OOVTokens += wk.oov
 	}
 	stats.Documents, stats.Tokens, stats.InvalidUTF8 = ts.Docs, ts.Tokens, ts.InvalidUTF8
-	if stats.Tokens == stats.OOVTokens {
+	// Appending a corpus without a known token leaves the counts as they
+	// were, which a nightly job should not fail on.
+	if stats.Tokens == stats.OOVTokens && prior == nil {
 		return stats, fmt.Errorf("%w: no in-vocabulary token in %v", ErrEmptyCorpus, cfg.Input.Paths)
 	}
 
-	inputs := append(r.Fingerprints(), vfp)
-	out, err := formats.CreateCounts(cfg.Output, formats.Meta{
+	var inputs []input.Fingerprint
+	if prior != nil {
+		inputs = append(inputs, prior.fp)
+		oov := workers[0].oovTokens
+		for _, wk := range workers[1:] {
+			oov.Merge(wk.oovTokens)
+		}
+		stats.TopOOV = topOOV(oov)
+		stats.TotalDocuments = prior.documents + stats.Documents
+		stats.TotalTokens = prior.tokens + stats.Tokens
+	}
+	inputs = append(append(inputs, r.Fingerprints()...), vfp)
+	out, err := createCounts(cfg.Output, cfg.Stdout, formats.Meta{
 		Config: struct {
 			CountConfig
 			Tokenizer TokenizerConfig `json:"tokenizer"`
@@ -272,7 +329,15 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		return stats, err
 	}
 	defer out.Abort()
-	cs, err := counter.Finish(ctx, out.Write)
+	emit := out.Write
+	var merge *counts.Appender
+	if prior != nil {
+		if merge, err = counts.NewAppender(cc, len(vocab), prior.r, out.Write); err != nil {
+			return stats, err
+		}
+		emit = merge.Add
+	}
+	cs, err := counter.Finish(ctx, emit)
 	if err != nil {
 		return stats, err
 	}
@@ -280,6 +345,13 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	stats.PositivePairs = cs.PositivePairs
 	stats.UniquePairs = cs.UniquePairs
 	stats.Spills, stats.SpilledBytes = cs.Spills, cs.SpilledBytes
+	if merge != nil {
+		as, err := merge.Finish()
+		if err != nil {
+			return stats, err
+		}
+		stats.UniquePairs, stats.OldRows = as.UniquePairs, as.OldRows
+	}
 	if err := out.SetStats(stats); err != nil {
 		return stats, err
 	}

@@ -31,8 +31,14 @@ type FitConfig struct {
 	// Counts and Vocab are the input files; their fingerprints are recorded.
 	Counts string `json:"-" yaml:"-"`
 	Vocab  string `json:"-" yaml:"-"`
-	// Method is "gibbs" (default: MAP, then posterior draws) or "map".
+	// Method is "gibbs" (default: MAP, then posterior draws), "map", or
+	// "laplace" (MAP, then independent draws from the Gaussian
+	// approximation at it; Warmup, Thin, Inner, GroupMoves and Init are
+	// then unused).
 	Method string `json:"method" yaml:"method"`
+	// Laplace is the factorisation of method "laplace": "auto" (default),
+	// "dense" or "per-token" (see posterior.LaplaceMode).
+	Laplace string `json:"laplace" yaml:"laplace"`
 	// Dim is the embedding dimension D (default 20).
 	Dim int `json:"dim" yaml:"dim"`
 	// Anchors names the tokens whose context vectors are fixed at their MAP
@@ -70,7 +76,8 @@ type FitConfig struct {
 	// draws do not depend on it.
 	Threads int `json:"-" yaml:"-"`
 	// Memory bounds the summary step (default 1 GiB): it transposes the
-	// draws in blocks of coordinates that fit.
+	// draws in blocks of coordinates that fit. Method "laplace" also holds
+	// at most this much of draws at once.
 	Memory int64 `json:"-" yaml:"-"`
 	// TempDir holds the draws while sampling (default: the output
 	// directory, which has room for draws.parquet anyway).
@@ -78,12 +85,34 @@ type FitConfig struct {
 	// OnSweep, if set, is called after every sweep of every chain, from the
 	// chain's goroutine, for progress reports.
 	OnSweep func(chain, sweep int) `json:"-" yaml:"-"`
+	// Stdin is read, as an Arrow stream, for Counts or Vocab "-" (default
+	// os.Stdin).
+	Stdin io.Reader `json:"-" yaml:"-"`
+
+	// Resume continues the Gibbs run checkpointed in Output/checkpoint
+	// (refused when the inputs or content settings differ); the outputs are
+	// those of an uninterrupted run, but for the wall times in
+	// sample_stats' seconds column.
+	Resume bool `json:"-" yaml:"-"`
+	// CheckpointEvery (sweeps) and CheckpointInterval (wall time) say how
+	// often each chain saves its state; either triggers a checkpoint
+	// (default DefaultCheckpointInterval when both are zero; NoCheckpoints
+	// turns them off). They never change the draws.
+	CheckpointEvery    int           `json:"-" yaml:"-"`
+	CheckpointInterval time.Duration `json:"-" yaml:"-"`
+	// InitFrom names a previous fit's output directory: chain c starts from
+	// the last draw of its chain c mod (its chains), matched by token;
+	// tokens it lacks start at the MAP, and the anchors are this fit's.
+	InitFrom string `json:"init_from,omitempty" yaml:"-"`
 }
 
 // WithDefaults fills unset fields.
 func (c FitConfig) WithDefaults() FitConfig {
 	if c.Method == "" {
 		c.Method = "gibbs"
+	}
+	if c.Laplace == "" {
+		c.Laplace = "auto"
 	}
 	if c.Dim == 0 {
 		c.Dim = 20
@@ -140,8 +169,10 @@ func (c FitConfig) Validate() error {
 		return errors.New("no vocabulary: name vocab.parquet with --vocab")
 	case c.Output == "":
 		return errors.New("no output: name the output directory with -o")
-	case c.Method != "gibbs" && c.Method != "map":
-		return fmt.Errorf("method %q, want gibbs or map", c.Method)
+	case c.Counts == StdioPath && c.Vocab == StdioPath:
+		return oneStdin([2]string{"--counts", c.Counts}, [2]string{"--vocab", c.Vocab})
+	case c.Method != "gibbs" && c.Method != "map" && c.Method != "laplace":
+		return fmt.Errorf("method %q, want gibbs, map or laplace", c.Method)
 	case c.Dim < 1 || c.Dim > 4096:
 		return fmt.Errorf("dim %d, want 1..4096", c.Dim)
 	case c.Chains < 1 || c.Chains > 1024:
@@ -160,10 +191,17 @@ func (c FitConfig) Validate() error {
 		return fmt.Errorf("prior-sd %v, want a positive number", c.PriorSD)
 	case c.DrawsLayout != "vector" && c.DrawsLayout != "long":
 		return fmt.Errorf("draws-layout %q, want vector or long", c.DrawsLayout)
+	case c.Resume && c.CheckpointInterval == NoCheckpoints:
+		return errors.New("resume needs checkpoints; drop --checkpoint-every 0")
+	case c.CheckpointEvery < 0 || c.CheckpointInterval < 0 && c.CheckpointInterval != NoCheckpoints:
+		return fmt.Errorf("checkpoint every %d sweeps or %v is negative", c.CheckpointEvery, c.CheckpointInterval)
 	case c.Memory < 1<<20:
 		return fmt.Errorf("memory %d bytes, want at least 1MiB", c.Memory)
 	}
 	if _, err := posterior.ParseInitMode(c.Init); err != nil {
+		return err
+	}
+	if _, err := posterior.ParseLaplaceMode(c.Laplace); err != nil {
 		return err
 	}
 	return nil
@@ -184,6 +222,8 @@ type FitStats struct {
 	MaxRhat    float64  `json:"max_rhat,omitempty"`
 	MinESSBulk float64  `json:"min_ess_bulk,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
+	// Laplace describes the approximation of method "laplace".
+	Laplace *LaplaceStats `json:"laplace,omitempty"`
 
 	MAPSeconds    float64 `json:"-"`
 	GibbsSeconds  float64 `json:"-"`
@@ -197,22 +237,15 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	if err := cfg.Validate(); err != nil {
 		return FitStats{}, err
 	}
-	vocab, _, err := formats.ReadVocab(cfg.Vocab)
+	vocab, _, vfp, err := readVocab(cfg.Vocab, cfg.Stdin)
 	if err != nil {
 		return FitStats{}, err
 	}
-	data, err := loadCounts(cfg.Counts, len(vocab))
+	data, cfp, err := loadCountsFrom(cfg.Counts, cfg.Stdin, len(vocab))
 	if err != nil {
 		return FitStats{}, err
 	}
-	var inputs []input.Fingerprint
-	for _, p := range []string{cfg.Counts, cfg.Vocab} {
-		fp, err := input.FingerprintFile(p)
-		if err != nil {
-			return FitStats{}, err
-		}
-		inputs = append(inputs, fp)
-	}
+	inputs := []input.Fingerprint{cfp, vfp}
 	tokens := make([]string, len(vocab))
 	for i, v := range vocab {
 		tokens[i] = v.Token
@@ -221,69 +254,63 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	if err != nil {
 		return FitStats{}, err
 	}
-	stats := FitStats{V: len(vocab), Pairs: data.Pairs()}
-
-	start := time.Now()
-	m, res, err := posterior.MAP(ctx, data, posterior.MAPConfig{
-		Dim: cfg.Dim, PriorSD: cfg.PriorSD, Seed: cfg.Seed, Threads: cfg.Threads,
-	})
-	if errors.Is(err, posterior.ErrNotConverged) {
-		stats.Warnings = append(stats.Warnings, err.Error()+"; continuing from the best point found")
-	} else if err != nil {
-		return stats, err
+	if err := checkLaplaceSize(cfg, len(vocab)); err != nil {
+		return FitStats{}, err
 	}
-	stats.MAPIter, stats.MAPLogPost, stats.MAPGradNorm, stats.MAPStatus = res.Iterations, res.LogPosterior, res.GradNorm, res.Status
-	stats.MAPSeconds = time.Since(start).Seconds()
-	anchors, err := posterior.ChooseAnchors(data, m, rule)
+	stats := FitStats{V: len(vocab), Pairs: data.Pairs()}
+	var prev *lastDraws
+	if cfg.InitFrom != "" {
+		if prev, err = readLastDraws(cfg.InitFrom, cfg.Dim); err != nil {
+			return stats, err
+		}
+		inputs = append(inputs, prev.fp)
+	}
+	run, err := newGibbsRun(cfg, inputs, len(vocab))
 	if err != nil {
 		return stats, err
 	}
-	stats.Anchors = anchors
+	var m *posterior.Params
+	if run.resuming() {
+		m, err = run.loadMAP(&stats)
+	} else {
+		m, err = fitMAP(ctx, cfg, data, rule, &stats)
+	}
+	if err != nil {
+		return stats, err
+	}
+	anchors := stats.Anchors
 	meta := func(schema string) formats.Meta {
 		return formats.Meta{Schema: schema, Config: cfg, Inputs: inputs, Stats: stats}
 	}
-	if err := writeVectors(filepath.Join(cfg.Output, MapFile), meta(formats.SchemaMap), m, tokens, anchors); err != nil {
-		return stats, err
+	// map.parquet is written last, with the other outputs, so that an
+	// interrupted fit leaves the previous outputs untouched.
+	writeMap := func() error {
+		return writeVectors(filepath.Join(cfg.Output, MapFile), meta(formats.SchemaMap), m, tokens, anchors)
 	}
 	if cfg.Method == "map" {
-		return stats, nil
+		return stats, writeMap()
 	}
 
 	keep, err := drawsFilter(cfg.SaveDraws, tokens)
 	if err != nil {
 		return stats, err
 	}
-	init, _ := posterior.ParseInitMode(cfg.Init)
-	warmup := *cfg.Warmup
-	if warmup == 0 {
-		warmup = posterior.NoWarmup
+	var starts []*posterior.Params
+	if prev != nil {
+		starts = prev.starts(tokens, m, cfg.Chains)
 	}
-	moves := *cfg.GroupMoves
-	if moves == 0 {
-		moves = posterior.NoGroupMoves
+	var sp *spill
+	if cfg.Method == "laplace" {
+		sp, err = sampleLaplace(ctx, cfg, data, m, &stats)
+	} else {
+		sp, err = run.sample(ctx, data, m, starts, &stats)
 	}
-	sp, err := newSpill(cfg.TempDir, cfg.Chains, 2*len(vocab)*cfg.Dim)
 	if err != nil {
 		return stats, err
 	}
-	defer sp.remove()
-	start = time.Now()
-	gres, err := posterior.Gibbs(ctx, data, m, posterior.GibbsConfig{
-		Dim: cfg.Dim, Chains: cfg.Chains, Warmup: warmup, Draws: cfg.Draws, Thin: cfg.Thin,
-		Inner: cfg.Inner, GroupMoves: moves, Init: init, PriorSD: cfg.PriorSD, Threads: cfg.Threads, Seed: cfg.Seed,
-		Anchors: posterior.AnchorRule{Kind: posterior.AnchorIDs, IDs: anchors}, OnSweep: cfg.OnSweep,
-	}, sp)
-	if err != nil {
-		return stats, err
-	}
-	stats.GibbsSeconds = time.Since(start).Seconds()
-	stats.SweepsPerSec = float64(cfg.Chains*gres.SweepsPerChain) / stats.GibbsSeconds
-	stats.Draws = cfg.Draws
-	if err := sp.flush(); err != nil {
-		return stats, err
-	}
+	defer run.release(sp)
 
-	start = time.Now()
+	start := time.Now()
 	free := freeCoordinates(len(vocab), cfg.Dim, anchors)
 	if err := writeSummary(filepath.Join(cfg.Output, SummaryFile), sp, free, tokens, cfg, &stats, meta); err != nil {
 		return stats, err
@@ -297,15 +324,44 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 			return stats, err
 		}
 	}
-	return stats, nil
+	if err := writeMap(); err != nil {
+		return stats, err
+	}
+	return stats, run.finish()
+}
+
+// fitMAP finds the MAP and the anchors, recording both in stats.
+func fitMAP(ctx context.Context, cfg FitConfig, data *posterior.Data, rule posterior.AnchorRule, stats *FitStats) (*posterior.Params, error) {
+	start := time.Now()
+	m, res, err := posterior.MAP(ctx, data, posterior.MAPConfig{
+		Dim: cfg.Dim, PriorSD: cfg.PriorSD, Seed: cfg.Seed, Threads: cfg.Threads,
+	})
+	if errors.Is(err, posterior.ErrNotConverged) {
+		stats.Warnings = append(stats.Warnings, err.Error()+"; continuing from the best point found")
+	} else if err != nil {
+		return nil, err
+	}
+	stats.MAPIter, stats.MAPLogPost, stats.MAPGradNorm, stats.MAPStatus = res.Iterations, res.LogPosterior, res.GradNorm, res.Status
+	stats.MAPSeconds = time.Since(start).Seconds()
+	if stats.Anchors, err = posterior.ChooseAnchors(data, m, rule); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // loadCounts streams counts.parquet row group by row group into the
 // sampler's compact structures.
 func loadCounts(path string, v int) (*posterior.Data, error) {
-	r, err := formats.Open[formats.CountRow](path, formats.SchemaCounts)
+	d, _, err := loadCountsFrom(path, nil, v)
+	return d, err
+}
+
+// loadCountsFrom is loadCounts that also reads an Arrow stream from stdin,
+// batch by batch, for path "-", and fingerprints what it read.
+func loadCountsFrom(path string, stdin io.Reader, v int) (*posterior.Data, input.Fingerprint, error) {
+	r, err := openCounts(path, stdin)
 	if err != nil {
-		return nil, err
+		return nil, input.Fingerprint{}, err
 	}
 	defer r.Close()
 	b := posterior.NewDataBuilder(v)
@@ -314,21 +370,22 @@ func loadCounts(path string, v int) (*posterior.Data, error) {
 		n, err := r.Read(buf)
 		if n > 0 {
 			if err := b.Add(buf[:n]); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
+				return nil, input.Fingerprint{}, fmt.Errorf("%s: %w", r.Path(), err)
 			}
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, input.Fingerprint{}, err
 		}
 	}
 	d := b.Build()
 	if d.Pairs() == 0 {
-		return nil, fmt.Errorf("%s: %w", path, posterior.ErrNoPairs)
+		return nil, input.Fingerprint{}, fmt.Errorf("%s: %w", r.Path(), posterior.ErrNoPairs)
 	}
-	return d, nil
+	fp, err := r.fingerprint()
+	return d, fp, err
 }
 
 // anchorRule parses --anchors: a rule name, or comma-separated tokens (or

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/pwe-project/pwe/formats"
@@ -46,6 +47,44 @@ func newSpill(dir string, chains, floats int) (*spill, error) {
 	return s, nil
 }
 
+// openSpill opens the spill files of a checkpointed run at fixed paths,
+// creating them if need be and cutting chain c's to its first draws[c]
+// records: those the checkpoint accounts for.
+func openSpill(paths []string, floats int, draws []int) (*spill, error) {
+	s := &spill{floats: floats, draws: make([]int, len(paths)), enc: make([]byte, 4*floats)}
+	record := int64(4 * floats)
+	for c, path := range paths {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			s.close()
+			return nil, err
+		}
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("draws spill: %w", err)
+		}
+		s.files = append(s.files, f)
+		s.bufs = append(s.bufs, bufio.NewWriterSize(f, 1<<20))
+		want := int64(draws[c]) * record
+		info, err := f.Stat()
+		if err == nil && info.Size() < want {
+			err = fmt.Errorf("draws spill %s: %d draws, the checkpoint accounts for %d", path, info.Size()/record, draws[c])
+		}
+		if err == nil {
+			err = f.Truncate(want)
+		}
+		if err == nil {
+			_, err = f.Seek(want, io.SeekStart)
+		}
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.draws[c] = draws[c]
+	}
+	return s, nil
+}
+
 // Draw implements posterior.Sink; the engine serialises the calls.
 func (s *spill) Draw(chain, draw int, p *posterior.Params, st posterior.DrawStats) error {
 	if draw != s.draws[chain] {
@@ -75,6 +114,35 @@ func (s *spill) flush() error {
 		}
 	}
 	return nil
+}
+
+// sync makes chain's draws durable, for a checkpoint.
+func (s *spill) sync(chain int) error {
+	if err := s.bufs[chain].Flush(); err != nil {
+		return fmt.Errorf("draws spill: %w", err)
+	}
+	if err := s.files[chain].Sync(); err != nil {
+		return fmt.Errorf("draws spill: %w", err)
+	}
+	return nil
+}
+
+// chainStats returns the sample statistics of chain's draws, in order.
+func (s *spill) chainStats(chain int) []formats.SampleStatsRow {
+	var rows []formats.SampleStatsRow
+	for _, r := range s.stats {
+		if int(r.Chain) == chain {
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// close closes the files and keeps them, for a resumed run.
+func (s *spill) close() {
+	for _, f := range s.files {
+		f.Close()
+	}
 }
 
 func (s *spill) remove() {
@@ -141,8 +209,13 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 			}
 			r := &rows[k]
 			r.Param, r.TokenID, r.Token, r.Dim = param, int32(tok), tokens[tok], int16(off%dim)
-			maxRhat = max(maxRhat, r.Rhat)
-			minESS = min(minESS, r.ESSBulk)
+			// Too few draws give NaN; they are not worst cases.
+			if !math.IsNaN(r.Rhat) {
+				maxRhat = max(maxRhat, r.Rhat)
+			}
+			if !math.IsNaN(r.ESSBulk) {
+				minESS = min(minESS, r.ESSBulk)
+			}
 		}
 		if err := w.Write(rows[:len(coords)]); err != nil {
 			return err
@@ -165,11 +238,7 @@ func summarizeBlock(coords []int, vals []float64, rows []formats.SummaryRow, cha
 			defer wg.Done()
 			var sz diag.Summarizer
 			for k := from; k < to; k++ {
-				s := sz.SummarizeFlat(vals[k*chains*n:(k+1)*chains*n], chains)
-				rows[k].Stats = formats.Stats{
-					Mean: s.Mean, Median: s.Median, SD: s.SD, MAD: s.MAD, Q5: s.Q5, Q95: s.Q95,
-					MCSEMean: s.MCSEMean, ESSBulk: s.ESSBulk, ESSTail: s.ESSTail, Rhat: s.Rhat,
-				}
+				rows[k].Stats = statsOf(sz.SummarizeFlat(vals[k*chains*n:(k+1)*chains*n], chains))
 			}
 		}(t, min(t+per, len(coords)))
 	}

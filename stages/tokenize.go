@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/pwe-project/pwe/formats"
@@ -20,8 +21,10 @@ type TokenizeConfig struct {
 	// MinCount drops tokens seen fewer times (default 1).
 	MinCount int64 `json:"min_count" yaml:"min_count"`
 
-	// Output is the path of vocab.parquet.
-	Output string `json:"-" yaml:"-"`
+	// Output is the path of vocab.parquet, or "-" for an Arrow stream on
+	// Stdout (default os.Stdout).
+	Output string    `json:"-" yaml:"-"`
+	Stdout io.Writer `json:"-" yaml:"-"`
 	// Threads tokenise in parallel (0: every core). The vocabulary does not
 	// depend on it.
 	Threads int `json:"-" yaml:"-"`
@@ -136,5 +139,5 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	stats.VocabCoverage = float64(covered) / float64(ts.Tokens)
 	stats.Seconds = time.Since(start).Seconds()
 	meta := formats.Meta{Config: cfg, Inputs: r.Fingerprints(), Stats: stats}
-	return stats, formats.WriteVocab(cfg.Output, rows, meta)
+	return stats, writeVocab(cfg.Output, cfg.Stdout, rows, meta)
 }

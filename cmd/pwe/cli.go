@@ -6,9 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/pwe-project/pwe/pipeline"
 )
 
 // Exit codes: DESIGN.md section 4.
@@ -30,21 +34,21 @@ func usagef(format string, args ...any) error {
 // errHelp is returned after --help printed the usage: exit 0.
 var errHelp = errors.New("help requested")
 
-// exitCode maps the outcome of a command to the process exit code, printing
+// exitCode maps the outcome of a command to the process exit code, logging
 // the error. It is the one place that decides exit codes.
-func exitCode(err error, stderr io.Writer) int {
+func exitCode(err error, log *slog.Logger) int {
 	var ue *usageError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "pwe: %v\n", err)
+		log.Error(err.Error())
 		return exitUsage
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(stderr, "pwe: interrupted")
+		log.Error("interrupted")
 		return exitRuntime
 	default:
-		fmt.Fprintf(stderr, "pwe: %v\n", err)
+		log.Error(err.Error())
 		return exitRuntime
 	}
 }
@@ -63,28 +67,111 @@ type command struct {
 // env is what a command sees of the process.
 type env struct {
 	stdout, stderr io.Writer
+	// terminal and width describe stderr, for progress bars.
+	terminal bool
+	width    int
+	// now is the clock of progress reports (nil: time.Now).
+	now func() time.Time
+
+	global globalFlags
+	rep    *pipeline.Reporter // nil until the global flags are known
 }
+
+// globalFlags are accepted before the command name and among any command's
+// flags.
+type globalFlags struct {
+	progress  string
+	quiet     bool
+	logFormat string
+}
+
+func (g *globalFlags) declare(fs *flag.FlagSet) {
+	if g.progress == "" {
+		g.progress, g.logFormat = "auto", "text"
+	}
+	fs.StringVar(&g.progress, "progress", g.progress, "progress `mode`: auto (a bar on a terminal, a line every 10s otherwise), always or never")
+	fs.BoolVar(&g.quiet, "quiet", g.quiet, "print errors only: no messages, no progress")
+	fs.StringVar(&g.logFormat, "log-format", g.logFormat, "messages on stderr as `text` or json (one object per line, for log collectors)")
+}
+
+var globalNames = map[string]bool{"progress": true, "quiet": true, "log-format": true}
+
+// configure builds the Reporter from the global flags. A bad value is a
+// usage error, reported with the default settings.
+func (e *env) configure() error {
+	cfg := pipeline.ReporterConfig{Quiet: e.global.quiet, Terminal: e.terminal, Width: e.width, Now: e.now}
+	var err error
+	if cfg.Progress, err = pipeline.ParseProgressMode(e.global.progress); err != nil {
+		err = usagef("--progress %q: want auto, always or never", e.global.progress)
+	} else if cfg.Format, err = pipeline.ParseLogFormat(e.global.logFormat); err != nil {
+		err = usagef("--log-format %q: want text or json", e.global.logFormat)
+	}
+	if err != nil {
+		cfg = pipeline.ReporterConfig{Terminal: e.terminal, Width: e.width, Now: e.now}
+	}
+	e.rep = pipeline.NewReporter(e.stderr, cfg)
+	return err
+}
+
+// usageOut is where the command list goes after a usage error: stderr,
+// unless that must hold only errors or only JSON lines.
+func (e *env) usageOut() io.Writer {
+	if e.global.quiet || e.global.logFormat == "json" {
+		return io.Discard
+	}
+	return e.stderr
+}
+
+// stage returns the logger of one stage's messages.
+func (e *env) stage(name string) *slog.Logger { return e.rep.Stage(name) }
 
 var commands []*command
 
 func register(c *command) { commands = append(commands, c) }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	e := &env{stdout: stdout, stderr: stderr}
+// main runs pwe with args and returns the exit code.
+func (e *env) main(ctx context.Context, args []string) int {
+	err := e.run(ctx, args)
+	if e.rep == nil {
+		e.configure()
+	}
+	return exitCode(err, e.rep.Logger())
+}
+
+func (e *env) run(ctx context.Context, args []string) error {
+	gfs := flag.NewFlagSet("pwe", flag.ContinueOnError)
+	gfs.SetOutput(io.Discard)
+	e.global.declare(gfs)
+	showVersion := gfs.Bool("version", false, "print the version")
+	err := gfs.Parse(args)
+	if cerr := e.configure(); err == nil {
+		err = cerr
+	}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printUsage(e.stdout)
+		return nil
+	case err != nil:
+		return usagef("%v (see pwe help)", err)
+	case *showVersion:
+		fmt.Fprintln(e.stdout, "pwe", versionString())
+		return nil
+	}
+	args = gfs.Args()
 	if len(args) == 0 {
-		printUsage(stderr)
+		printUsage(e.usageOut())
 		return usagef("no command given")
 	}
 	name := args[0]
 	switch name {
-	case "help", "-h", "--help":
+	case "help":
 		if len(args) > 1 {
-			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
+			return e.run(ctx, []string{args[1], "--help"})
 		}
-		printUsage(stdout)
+		printUsage(e.stdout)
 		return nil
-	case "version", "--version":
-		fmt.Fprintln(stdout, "pwe", versionString())
+	case "version":
+		fmt.Fprintln(e.stdout, "pwe", versionString())
 		return nil
 	}
 	for _, c := range commands {
@@ -92,7 +179,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return c.exec(ctx, args[1:], e)
 		}
 	}
-	printUsage(stderr)
+	printUsage(e.usageOut())
 	return usagef("unknown command %q", name)
 }
 
@@ -100,7 +187,11 @@ func (c *command) exec(ctx context.Context, args []string, e *env) error {
 	fs := flag.NewFlagSet("pwe "+c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	runFn := c.setup(fs, e)
+	e.global.declare(fs)
 	pos, err := parseInterspersed(fs, args)
+	if cerr := e.configure(); err == nil && cerr != nil {
+		return cerr
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		c.printHelp(e.stdout, fs)
 		return errHelp
@@ -135,24 +226,41 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func (c *command) printHelp(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "usage: pwe %s %s\n\n%s\n\nflags:\n", c.name, c.args, c.summary)
 	fs.VisitAll(func(f *flag.Flag) {
-		name, usage := flag.UnquoteUsage(f)
-		dash := "--"
-		if len(f.Name) == 1 {
-			dash = "-"
+		if !globalNames[f.Name] {
+			printFlag(w, f)
 		}
-		line := "  " + dash + f.Name
-		if name != "" {
-			line += " " + name
-		}
-		fmt.Fprintf(w, "%-28s %s", line, usage)
-		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" && f.DefValue != "[]" {
-			fmt.Fprintf(w, " (default %s)", f.DefValue)
-		}
-		fmt.Fprintln(w)
 	})
+	printGlobalFlags(w)
 	if c.example != "" {
 		fmt.Fprintf(w, "\nexample:\n%s\n", c.example)
 	}
+}
+
+func printFlag(w io.Writer, f *flag.Flag) {
+	name, usage := flag.UnquoteUsage(f)
+	dash := "--"
+	if len(f.Name) == 1 {
+		dash = "-"
+	}
+	line := "  " + dash + f.Name
+	if name != "" {
+		line += " " + name
+	}
+	fmt.Fprintf(w, "%-28s %s", line, usage)
+	if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" && f.DefValue != "[]" {
+		fmt.Fprintf(w, " (default %s)", f.DefValue)
+	}
+	fmt.Fprintln(w)
+}
+
+// printGlobalFlags lists the global flags with their defaults, whatever
+// this invocation set them to.
+func printGlobalFlags(w io.Writer) {
+	fmt.Fprintln(w, "\nglobal flags (before or after the command name):")
+	var g globalFlags
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	g.declare(fs)
+	fs.VisitAll(func(f *flag.Flag) { printFlag(w, f) })
 }
 
 func printUsage(w io.Writer) {
@@ -162,6 +270,7 @@ func printUsage(w io.Writer) {
 	for _, c := range sorted {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, firstLine(c.summary))
 	}
+	printGlobalFlags(w)
 	fmt.Fprintln(w, "\nRun 'pwe COMMAND --help' for a command's flags and an example.")
 }
 

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"sync"
+	"log/slog"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/pwe-project/pwe/pipeline"
@@ -20,7 +23,9 @@ func init() {
 Finds the MAP, fixes the context vectors of D anchor tokens at their MAP
 values, and runs parallel Pólya-Gamma Gibbs chains. Writes map.parquet,
 draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
-		example: `  pwe fit --counts counts.parquet --vocab vocab.parquet --dim 20 -o fit/ --chains 4 --draws 500 --seed 1`,
+		example: `  pwe fit --counts counts.parquet --vocab vocab.parquet --dim 20 -o fit/ --chains 4 --draws 500 --seed 1
+  (after Ctrl-C, the same command with --resume continues; the draws are those of an uninterrupted run)
+  pwe fit --counts new-counts.parquet --vocab vocab.parquet --dim 20 -o fit2/ --init-from fit/ --warmup 100`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.FitConfig
 			memory := pipeline.Bytes(stages.DefaultMemory)
@@ -28,7 +33,8 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			fs.StringVar(&cfg.Counts, "counts", "", "the `counts.parquet` written by pwe count")
 			fs.StringVar(&cfg.Vocab, "vocab", "", "the `vocab.parquet` written by pwe tokenize")
 			fs.StringVar(&cfg.Output, "o", "", "output `directory`")
-			fs.StringVar(&cfg.Method, "method", "gibbs", "`gibbs` (posterior draws) or map (point estimate only)")
+			fs.StringVar(&cfg.Method, "method", "gibbs", "`gibbs` (posterior draws), map (point estimate only) or laplace (independent draws from the Gaussian approximation at the MAP)")
+			fs.StringVar(&cfg.Laplace, "laplace", "auto", "factorisation for --method laplace: dense (all correlations; at most 10000 free coordinates (2V-D)D), per-token (each vector given the others at the MAP), or `auto` (dense up to 4000)")
 			fs.IntVar(&cfg.Dim, "dim", 20, "embedding dimension `D`")
 			fs.StringVar(&cfg.Anchors, "anchors", "", "anchor `rule`: volume (the default: greedy maximum volume of count-weighted MAP context vectors), first, last, or comma-separated tokens")
 			fs.IntVar(&cfg.Chains, "chains", 4, "independent `chains`, run in parallel")
@@ -46,6 +52,10 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			fs.Var(&memory, "memory", "memory `budget` of the summary step, e.g. 512MiB")
 			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` holding the draws while sampling (default: the output directory)")
 			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core)")
+			checkpoint := checkpointFlag{interval: stages.DefaultCheckpointInterval}
+			fs.Var(&checkpoint, "checkpoint-every", "save each chain's state into DIR/checkpoint every `N` sweeps or every duration (e.g. 5m); 0: never, and an interrupted fit cannot resume")
+			fs.BoolVar(&cfg.Resume, "resume", false, "continue the interrupted fit checkpointed in DIR (same inputs and settings; any --threads)")
+			fs.StringVar(&cfg.InitFrom, "init-from", "", "start chain c from the last draw of chain c mod K of the fit in `directory` (its draws.parquet, tokens matched by name)")
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usagef("fit: unexpected argument %q (inputs are named with --counts and --vocab)", args[0])
@@ -54,44 +64,84 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 				cfg.GroupMoves = &groupMoves
 				limitThreads(cfg.Threads)
 				cfg.Memory = int64(memory)
+				cfg.CheckpointEvery, cfg.CheckpointInterval = checkpoint.sweeps, checkpoint.interval
 				if err := cfg.Validate(); err != nil {
 					return usagef("fit: %v", err)
 				}
-				cfg.OnSweep = sweepReporter(e, cfg.WithDefaults())
+				if !cfg.Resume && cfg.CheckpointInterval != stages.NoCheckpoints && stages.HasCheckpoint(cfg.Output) {
+					e.stage("fit").Warn(fmt.Sprintf("%s holds an interrupted fit; starting over (add --resume to continue it instead)",
+						filepath.Join(cfg.Output, stages.CheckpointDir)))
+				}
+				progress := e.rep.Progress("fit", "sweeps", pipeline.FitSweeps(cfg))
+				cfg.OnSweep = pipeline.SweepCounter(progress)
 				st, err := stages.Fit(ctx, cfg)
+				progress.Done()
+				log := e.stage("fit")
 				for _, w := range st.Warnings {
-					fmt.Fprintf(e.stderr, "fit: warning: %s\n", w)
+					log.Warn(w)
+				}
+				var interrupted *stages.InterruptedError
+				if errors.As(err, &interrupted) {
+					log.Error(interrupted.Error())
 				}
 				if err != nil {
 					return fmt.Errorf("fit: %w", err)
 				}
-				fmt.Fprintf(e.stderr, "fit: V=%d, %d unique pairs; MAP log posterior %.6g after %d iterations (%.2fs); anchors %v\n",
+				summary := []any{slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.MAPSeconds+st.GibbsSeconds+st.SummarySecond)}
+				mapLine := fmt.Sprintf("V=%d, %d unique pairs; MAP log posterior %.6g after %d iterations (%.2fs); anchors %v",
 					st.V, st.Pairs, st.MAPLogPost, st.MAPIter, st.MAPSeconds, st.Anchors)
-				if cfg.Method == "gibbs" {
-					fmt.Fprintf(e.stderr, "fit: %d chains x %d draws in %.2fs (%.1f sweeps/s); max R-hat %.4f, min bulk ESS %.0f -> %s\n",
-						cfg.Chains, st.Draws, st.GibbsSeconds, st.SweepsPerSec, st.MaxRhat, st.MinESSBulk, cfg.Output)
+				if l := st.Laplace; l != nil {
+					log.Info(mapLine)
+					log.Info(fmt.Sprintf("Laplace (%s, %d free coordinates): %d chains x %d independent draws in %.2fs (factorisation %.2fs) -> %s",
+						l.Mode, l.Free, cfg.Chains, st.Draws, l.Seconds, l.FactorSeconds, cfg.Output), summary...)
+					return nil
 				}
+				if cfg.Method != "gibbs" {
+					log.Info(mapLine, summary...)
+					return nil
+				}
+				log.Info(mapLine)
+				log.Info(fmt.Sprintf("%d chains x %d draws in %.2fs (%.1f sweeps/s); max R-hat %.4f, min bulk ESS %.0f -> %s",
+					cfg.Chains, st.Draws, st.GibbsSeconds, st.SweepsPerSec, st.MaxRhat, st.MinESSBulk, cfg.Output), summary...)
 				return nil
 			}
 		},
 	})
 }
 
-// sweepReporter prints a progress line at most every ten seconds.
-func sweepReporter(e *env, cfg stages.FitConfig) func(chain, sweep int) {
-	var mu sync.Mutex
-	start, last := time.Now(), time.Now()
-	done := 0
-	total := cfg.Chains * (*cfg.Warmup + cfg.Draws*cfg.Thin)
-	return func(chain, sweep int) {
-		mu.Lock()
-		defer mu.Unlock()
-		done++
-		if time.Since(last) < 10*time.Second {
-			return
-		}
-		last = time.Now()
-		rate := float64(done) / time.Since(start).Seconds()
-		fmt.Fprintf(e.stderr, "fit: %d/%d sweeps (%.1f/s, about %.0fs left)\n", done, total, rate, float64(total-done)/rate)
+// checkpointFlag is --checkpoint-every: a number of sweeps, a duration,
+// or 0 for no checkpoints.
+type checkpointFlag struct {
+	sweeps   int
+	interval time.Duration
+}
+
+func (f *checkpointFlag) String() string {
+	switch {
+	case f.sweeps > 0:
+		return strconv.Itoa(f.sweeps)
+	case f.interval == stages.NoCheckpoints:
+		return "0"
 	}
+	return f.interval.String()
+}
+
+func (f *checkpointFlag) Set(s string) error {
+	if n, err := strconv.Atoi(s); err == nil {
+		switch {
+		case n == 0:
+			f.sweeps, f.interval = 0, stages.NoCheckpoints
+		case n > 0:
+			f.sweeps, f.interval = n, 0
+		default:
+			return fmt.Errorf("%d sweeps is negative", n)
+		}
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%q: want a number of sweeps, a positive duration such as 5m, or 0", s)
+	}
+	f.sweeps, f.interval = 0, d
+	return nil
 }

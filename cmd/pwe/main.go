@@ -11,13 +11,22 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"golang.org/x/term"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := startProfile(os.Stderr)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	e := &env{stdout: os.Stdout, stderr: os.Stderr}
+	// x/term asks the terminal driver: a mode check alone would take
+	// /dev/null for a terminal, and the width sizes the bar.
+	if fd := int(os.Stderr.Fd()); term.IsTerminal(fd) {
+		e.terminal = true
+		e.width, _, _ = term.GetSize(fd)
+	}
+	code := e.main(ctx, os.Args[1:])
 	stopProfile()
 	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(code)
 }

@@ -11,8 +11,8 @@ import (
 
 func runPwe(args ...string) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
-	err := run(context.Background(), args, &out, &errb)
-	code = exitCode(err, &errb)
+	e := &env{stdout: &out, stderr: &errb}
+	code = e.main(context.Background(), args)
 	return out.String(), errb.String(), code
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/pwe-project/pwe/pipeline"
@@ -65,24 +66,26 @@ DIR/vocab.parquet (external_id = movieId) and DIR/counts.parquet.`,
 				if st.Grouped {
 					how = "not sorted by user, grouped in memory"
 				}
-				fmt.Fprintf(e.stderr, "movielens: %d ratings (%s layout, %s) of %d users and %d movies; %d repeated ratings superseded\n",
-					st.Ratings, st.Format, how, st.Users, st.Movies, st.Duplicates)
-				fmt.Fprintf(e.stderr, "movielens: kept %d movies, %d users (%d dropped by --min-user-ratings), %d ratings (%d liked, %d disliked; %d over --max-per-user)\n",
-					st.VocabSize, st.UsersKept, st.UsersDropped, st.KeptRatings, st.Liked, st.Disliked, st.Capped)
-				fmt.Fprintf(e.stderr, "movielens: %d positive pairs, %d unique pairs, %d spills, %.2fs -> %s, %s\n",
+				log := e.stage("movielens")
+				log.Info(fmt.Sprintf("%d ratings (%s layout, %s) of %d users and %d movies; %d repeated ratings superseded\n",
+					st.Ratings, st.Format, how, st.Users, st.Movies, st.Duplicates))
+				log.Info(fmt.Sprintf("kept %d movies, %d users (%d dropped by --min-user-ratings), %d ratings (%d liked, %d disliked; %d over --max-per-user)\n",
+					st.VocabSize, st.UsersKept, st.UsersDropped, st.KeptRatings, st.Liked, st.Disliked, st.Capped))
+				log.Info(fmt.Sprintf("%d positive pairs, %d unique pairs, %d spills, %.2fs -> %s, %s",
 					st.PositivePairs, st.UniquePairs, st.Spills, st.Seconds,
-					filepath.Join(cfg.Output, "vocab.parquet"), filepath.Join(cfg.Output, "counts.parquet"))
+					filepath.Join(cfg.Output, "vocab.parquet"), filepath.Join(cfg.Output, "counts.parquet")),
+					slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.Seconds))
 				if st.SkippedLines+st.SkippedTitleLines > 0 {
-					fmt.Fprintf(e.stderr, "movielens: skipped %d malformed rating lines and %d title lines; the first: %v\n",
-						st.SkippedLines, st.SkippedTitleLines, st.FirstSkipped)
+					log.Warn(fmt.Sprintf("skipped %d malformed rating lines and %d title lines; the first: %v",
+						st.SkippedLines, st.SkippedTitleLines, st.FirstSkipped))
 				}
 				switch {
 				case cfg.Token == "id":
 				case !st.TitlesFile:
-					fmt.Fprintln(e.stderr, "movielens: no titles file found (--movies); tokens are movie:<id>")
+					log.Info("no titles file found (--movies); tokens are movie:<id>")
 				case st.Untitled > 0 || st.DuplicateTitles > 0:
-					fmt.Fprintf(e.stderr, "movielens: %d movies without a title (movie:<id>), %d titles shared by several movies (\" (id N)\" appended)\n",
-						st.Untitled, st.DuplicateTitles)
+					log.Info(fmt.Sprintf("%d movies without a title (movie:<id>), %d titles shared by several movies (\" (id N)\" appended)",
+						st.Untitled, st.DuplicateTitles))
 				}
 				return nil
 			}

@@ -37,9 +37,7 @@ what ran. A changed setting re-runs its stage and everything downstream.`,
 					cfg.Threads = *threads
 				}
 				limitThreads(cfg.Threads)
-				_, err = pipeline.Run(ctx, cfg, pipeline.Options{
-					Force: *force, Log: prefixWriter{e, "run: "}, OnSweep: sweepReporter(e, cfg.Fit.WithDefaults()),
-				})
+				_, err = pipeline.Run(ctx, cfg, pipeline.Options{Force: *force, Reporter: e.rep})
 				if err != nil {
 					return fmt.Errorf("run: %w", err)
 				}
@@ -47,15 +45,4 @@ what ran. A changed setting re-runs its stage and everything downstream.`,
 			}
 		},
 	})
-}
-
-// prefixWriter writes the pipeline's log lines to stderr.
-type prefixWriter struct {
-	e      *env
-	prefix string
-}
-
-func (w prefixWriter) Write(p []byte) (int, error) {
-	fmt.Fprintf(w.e.stderr, "%s%s", w.prefix, p)
-	return len(p), nil
 }

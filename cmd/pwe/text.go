@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
+	"strings"
 
 	"github.com/pwe-project/pwe/internal/version"
 	"github.com/pwe-project/pwe/pipeline"
@@ -34,7 +36,7 @@ words (UAX #29), case-folded unless --no-lower.`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.TokenizeConfig
 			textInputFlags(fs, &cfg.Input)
-			fs.StringVar(&cfg.Output, "o", "", "output `vocab.parquet`")
+			fs.StringVar(&cfg.Output, "o", "", "output `vocab.parquet` (-: an Arrow stream on stdout)")
 			fs.BoolVar(&cfg.Tokenizer.KeepCase, "no-lower", false, "keep case instead of Unicode case folding")
 			fs.StringVar(&cfg.Tokenizer.StopwordsFile, "stopwords", "", "`file` of stop words to drop, one per line")
 			fs.IntVar(&cfg.Tokenizer.MinLength, "min-length", 0, "drop tokens shorter than `n` characters")
@@ -43,6 +45,7 @@ words (UAX #29), case-folded unless --no-lower.`,
 			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core)")
 			return func(ctx context.Context, args []string) error {
 				cfg.Input.Paths = args
+				cfg.Stdout = e.stdout
 				limitThreads(cfg.Threads)
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("tokenize: %v", err)
@@ -51,13 +54,15 @@ words (UAX #29), case-folded unless --no-lower.`,
 				if err != nil {
 					return fmt.Errorf("tokenize: %w", err)
 				}
-				fmt.Fprintf(e.stderr, "tokenize: %d documents, %d tokens (%.1f M/s), %d distinct; vocabulary %d tokens covering %.1f%% -> %s\n",
-					st.Documents, st.Tokens, float64(st.Tokens)/st.Seconds/1e6, st.DistinctTokens, st.VocabSize, 100*st.VocabCoverage, cfg.Output)
+				log := e.stage("tokenize")
+				log.Info(fmt.Sprintf("%d documents, %d tokens (%.1f M/s), %d distinct; vocabulary %d tokens covering %.1f%% -> %s",
+					st.Documents, st.Tokens, float64(st.Tokens)/st.Seconds/1e6, st.DistinctTokens, st.VocabSize, 100*st.VocabCoverage, cfg.Output),
+					slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.Seconds))
 				if st.InvalidUTF8 > 0 {
-					fmt.Fprintf(e.stderr, "tokenize: replaced %d bytes of invalid UTF-8\n", st.InvalidUTF8)
+					log.Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
 				}
 				if st.SkippedRecords > 0 {
-					fmt.Fprintf(e.stderr, "tokenize: skipped %d records without text\n", st.SkippedRecords)
+					log.Warn(fmt.Sprintf("skipped %d records without text", st.SkippedRecords))
 				}
 				return nil
 			}
@@ -71,14 +76,17 @@ Pairs are aggregated within --memory, spilling sorted runs to a temporary
 directory beyond it; the output is sorted by (target_id, context_id). The
 tokenizer settings, and the document format unless given, come from
 vocab.parquet.`,
-		example: `  pwe count corpus/ --vocab vocab.parquet -o counts.parquet --window 5 --negatives 1 --seed 1`,
+		example: `  pwe count corpus/ --vocab vocab.parquet -o counts.parquet --window 5 --negatives 1 --seed 1
+  pwe count today.txt --vocab vocab.parquet --append counts.parquet -o counts.parquet
+  pwe count corpus/ --vocab vocab.parquet -o - | pwe fit --counts - --vocab vocab.parquet -o fit/`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.CountConfig
 			memory := pipeline.Bytes(stages.DefaultMemory)
 			negatives := 1
 			textInputFlags(fs, &cfg.Input)
-			fs.StringVar(&cfg.Vocab, "vocab", "", "the `vocab.parquet` written by pwe tokenize")
-			fs.StringVar(&cfg.Output, "o", "", "output `counts.parquet`")
+			fs.StringVar(&cfg.Vocab, "vocab", "", "the `vocab.parquet` written by pwe tokenize (-: an Arrow stream on stdin)")
+			fs.StringVar(&cfg.Output, "o", "", "output `counts.parquet` (-: an Arrow stream on stdout)")
+			fs.StringVar(&cfg.Append, "append", "", "add the counts to those in `counts.parquet` (same vocabulary and settings; -o may name the same file)")
 			fs.IntVar(&cfg.Window, "window", 5, "symmetric window of `W` tokens on each side")
 			fs.StringVar(&cfg.Weighting, "weights", "uniform", "window `weights`: uniform, linear (word2vec's expected random window) or harmonic (1/distance, GloVe)")
 			fs.StringVar(&cfg.OOV, "oov", "drop", "out-of-vocabulary tokens: `drop` before windowing, or keep as gaps")
@@ -93,6 +101,7 @@ vocab.parquet.`,
 			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core); the output does not depend on it")
 			return func(ctx context.Context, args []string) error {
 				cfg.Input.Paths = args
+				cfg.Stdout = e.stdout
 				limitThreads(cfg.Threads)
 				cfg.Negatives = &negatives
 				cfg.Memory = int64(memory)
@@ -103,14 +112,34 @@ vocab.parquet.`,
 				if err != nil {
 					return fmt.Errorf("count: %w", err)
 				}
-				fmt.Fprintf(e.stderr, "count: %d documents, %d tokens (%d out of vocabulary, %d subsampled), %d positive pairs, %d unique pairs, %d spills, %.2fs (%.1f M tokens/s) -> %s\n",
+				log := e.stage("count")
+				log.Info(fmt.Sprintf("%d documents, %d tokens (%d out of vocabulary, %d subsampled), %d positive pairs, %d unique pairs, %d spills, %.2fs (%.1f M tokens/s) -> %s",
 					st.Documents, st.Tokens, st.OOVTokens, st.Subsampled, st.PositivePairs, st.UniquePairs, st.Spills,
-					st.Seconds, float64(st.Tokens)/st.Seconds/1e6, cfg.Output)
+					st.Seconds, float64(st.Tokens)/st.Seconds/1e6, cfg.Output),
+					slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.Seconds))
+				if cfg.Append != "" {
+					log.Info(appendSummary(st, cfg.Append))
+				}
 				if st.InvalidUTF8 > 0 {
-					fmt.Fprintf(e.stderr, "count: replaced %d bytes of invalid UTF-8\n", st.InvalidUTF8)
+					log.Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
 				}
 				return nil
 			}
 		},
 	})
+}
+
+// appendSummary tells what an append added and which unknown tokens it met.
+func appendSummary(st stages.CountStats, old string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "appended to %s (%d rows); %d documents and %d tokens counted in all; %d tokens outside the vocabulary",
+		old, st.OldRows, st.TotalDocuments, st.TotalTokens, st.OOVTokens)
+	for i, t := range st.TopOOV {
+		sep := ", "
+		if i == 0 {
+			sep = ", most frequent: "
+		}
+		fmt.Fprintf(&b, "%s%s (%d)", sep, t.Token, t.Count)
+	}
+	return b.String()
 }

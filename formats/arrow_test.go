@@ -1,0 +1,479 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// randomCounts returns n sorted unique rows with awkward values: zeros,
+// fractions, huge and tiny magnitudes.
+func randomCounts(n int, seed uint64) []CountRow {
+	r := rand.New(rand.NewPCG(seed, 1))
+	rows := make([]CountRow, n)
+	var t, c int32
+	for i := range rows {
+		if r.IntN(50) == 0 {
+			t++
+			c = 0
+		}
+		c += 1 + int32(r.IntN(3))
+		vals := []float64{0, 1, 7, 0.25, 1.0 / 3, 1e300, 5e-324, float64(r.Uint64())}
+		rows[i] = CountRow{TargetID: t, ContextID: c, NPos: vals[r.IntN(len(vals))], NNeg: vals[r.IntN(len(vals))]}
+	}
+	return rows
+}
+
+func writeCountsStream(t *testing.T, rows []CountRow, meta Meta, stats any, chunk int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := CreateCountsStream(&buf, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(rows) > 0 {
+		n := min(chunk, len(rows))
+		if err := w.Write(rows[:n]); err != nil {
+			t.Fatal(err)
+		}
+		rows = rows[n:]
+	}
+	if stats != nil {
+		if err := w.SetStats(stats); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// readCounts reads a whole counts stream with an odd buffer size, so that
+// reads straddle batch boundaries.
+func readCounts(data []byte) ([]CountRow, *StreamReader[CountRow], error) {
+	r, err := OpenCountsStream(bytes.NewReader(data), "stdin")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	var rows []CountRow
+	buf := make([]CountRow, 1000)
+	for {
+		n, err := r.Read(buf)
+		rows = append(rows, buf[:n]...)
+		if err == io.EOF {
+			return rows, r, nil
+		}
+		if err != nil {
+			return rows, r, err
+		}
+	}
+}
+
+func TestCountsStreamRoundTrip(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "86400")
+	for _, n := range []int{0, 1, StreamBatchRows, 2*StreamBatchRows + 17} {
+		rows := randomCounts(n, uint64(n))
+		stats := map[string]int{"unique_pairs": n}
+		data := writeCountsStream(t, rows, Meta{Config: map[string]int{"window": 5}, Inputs: []string{"a.txt"}}, stats, 5000)
+		got, r, err := readCounts(data)
+		if err != nil {
+			t.Fatalf("%d rows: %v", n, err)
+		}
+		if len(got) != n {
+			t.Fatalf("read %d rows, wrote %d", len(got), n)
+		}
+		for i := range rows {
+			if math.Float64bits(got[i].NPos) != math.Float64bits(rows[i].NPos) || got[i] != rows[i] {
+				t.Fatalf("row %d: read %+v, wrote %+v", i, got[i], rows[i])
+			}
+		}
+		m := r.Meta()
+		if m.Schema != SchemaCounts || m.CreatedAt != "1970-01-02T00:00:00Z" || m.Version == "" {
+			t.Errorf("schema %q created_at %q version %q", m.Schema, m.CreatedAt, m.Version)
+		}
+		if string(m.Config.(json.RawMessage)) != `{"window":5}` || string(m.Inputs.(json.RawMessage)) != `["a.txt"]` {
+			t.Errorf("config %s inputs %s", m.Config, m.Inputs)
+		}
+		var back map[string]int
+		if err := json.Unmarshal(m.Stats.(json.RawMessage), &back); err != nil || back["unique_pairs"] != n {
+			t.Errorf("stats %s: %v", m.Stats, err)
+		}
+		// Batches: full ones, the rest, then the trailer.
+		if want := (n+StreamBatchRows-1)/StreamBatchRows + 1; r.batch != want {
+			t.Errorf("%d rows in %d batches, want %d", n, r.batch, want)
+		}
+		if r.Size() != int64(len(data)) {
+			t.Errorf("size %d, stream has %d bytes", r.Size(), len(data))
+		}
+	}
+}
+
+func TestVocabStreamRoundTrip(t *testing.T) {
+	ext := int64(-7)
+	rows := []VocabRow{{0, "the", 10, nil}, {1, "Straße", 3, &ext}, {2, "日本", 1, nil}}
+	var buf bytes.Buffer
+	w, err := CreateVocabStream(&buf, Meta{Config: map[string]int{"max_vocab": 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, meta, sum, err := ReadVocabStream(bytes.NewReader(buf.Bytes()), "stdin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("read %d rows, wrote %d", len(got), len(rows))
+	}
+	for i := range rows {
+		a, b := rows[i], got[i]
+		if a.TokenID != b.TokenID || a.Token != b.Token || a.Count != b.Count || (a.ExternalID == nil) != (b.ExternalID == nil) ||
+			a.ExternalID != nil && *a.ExternalID != *b.ExternalID {
+			t.Errorf("row %d: read %+v, wrote %+v", i, b, a)
+		}
+	}
+	if meta.Schema != SchemaVocab || string(meta.Config.(json.RawMessage)) != `{"max_vocab":3}` {
+		t.Errorf("metadata %+v", meta)
+	}
+	if sum.Size != int64(buf.Len()) || len(sum.SHA256) != 64 {
+		t.Errorf("sum %+v for %d bytes", sum, buf.Len())
+	}
+
+	// The checks of ReadVocab apply to streams too.
+	buf.Reset()
+	w, _ = CreateVocabStream(&buf, Meta{})
+	w.Write([]VocabRow{{0, "a", 1, nil}, {1, "a", 1, nil}})
+	w.Close()
+	if _, _, _, err := ReadVocabStream(&buf, "stdin"); err == nil || !strings.Contains(err.Error(), "stdin: row 1: token \"a\" repeats row 0") {
+		t.Errorf("duplicate token: %v", err)
+	}
+}
+
+func TestStreamTruncated(t *testing.T) {
+	rows := randomCounts(StreamBatchRows+100, 3)
+	data := writeCountsStream(t, rows, Meta{}, nil, len(rows))
+	// Every cut, at message boundaries and inside messages, must fail; a
+	// sample of cut points keeps the test fast.
+	r := rand.New(rand.NewPCG(4, 4))
+	cuts := []int{0, 1, 4, 8, len(data) - 8, len(data) - 1}
+	for range 200 {
+		cuts = append(cuts, r.IntN(len(data)))
+	}
+	for _, cut := range cuts {
+		got, _, err := readCounts(data[:cut])
+		if err == nil {
+			t.Fatalf("cut at %d of %d bytes: read %d rows without error", cut, len(data), len(got))
+		}
+		if !strings.HasPrefix(err.Error(), "stdin: ") {
+			t.Errorf("cut at %d: error %q does not name stdin", cut, err)
+		}
+	}
+	// A cut between the batches names the batch and row where it stopped.
+	_, _, err := readCounts(data[:boundaryAfterFirstBatch(t, data)])
+	var se *StreamError
+	if !errors.As(err, &se) || !errors.Is(err, ErrTruncated) || se.Batch != 2 || se.Row != StreamBatchRows {
+		t.Errorf("cut after batch 1: %v", err)
+	}
+	want := "stdin: batch 2 (from row 65536): formats: stream truncated: it ends after 65536 rows without the end-of-stream marker"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q, want prefix %q", err, want)
+	}
+}
+
+// boundaryAfterFirstBatch finds the byte offset just after the first record
+// batch message by feeding the stream through a message reader.
+func boundaryAfterFirstBatch(t *testing.T, data []byte) int {
+	src := &streamSource{r: bytes.NewReader(data), h: nopHasher{}}
+	mr := ipc.NewMessageReader(src)
+	defer mr.Release()
+	for range 2 { // schema, first batch
+		if _, err := mr.Message(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return int(src.n)
+}
+
+func TestStreamAborted(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := CreateCountsStream(&buf, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(randomCounts(StreamBatchRows+5, 1)); err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	w.out.Flush() // what a dying writer's buffer might still hold
+	got, _, err := readCounts(buf.Bytes())
+	if !errors.Is(err, ErrTruncated) || len(got) != StreamBatchRows {
+		t.Errorf("aborted stream: %d rows, %v", len(got), err)
+	}
+}
+
+// externalStream writes an Arrow stream the way another tool would: any
+// schema, no trailer, with the end-of-stream marker.
+func externalStream(t *testing.T, fields []arrow.Field, md map[string]string, fill func(b *array.RecordBuilder)) []byte {
+	t.Helper()
+	m := arrow.MetadataFrom(md)
+	schema := arrow.NewSchema(fields, &m)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	fill(b)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func countsFields(last arrow.DataType) []arrow.Field {
+	return []arrow.Field{
+		{Name: "extra", Type: arrow.BinaryTypes.String},
+		{Name: "context_id", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "target_id", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "n_pos", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "n_neg", Type: last},
+	}
+}
+
+func TestExternalStream(t *testing.T) {
+	// Columns in another order, an extra column, no trailer: accepted.
+	data := externalStream(t, countsFields(arrow.PrimitiveTypes.Float64), map[string]string{KeySchema: SchemaCounts}, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.StringBuilder).AppendValues([]string{"x", "y"}, nil)
+		b.Field(1).(*array.Int32Builder).AppendValues([]int32{4, 5}, nil)
+		b.Field(2).(*array.Int32Builder).AppendValues([]int32{1, 2}, nil)
+		b.Field(3).(*array.Float64Builder).AppendValues([]float64{1.5, 0}, nil)
+		b.Field(4).(*array.Float64Builder).AppendValues([]float64{0, 3}, nil)
+	})
+	got, _, err := readCounts(data)
+	want := []CountRow{{1, 4, 1.5, 0}, {2, 5, 0, 3}}
+	if err != nil || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("read %+v, %v; want %+v", got, err, want)
+	}
+	// Without the end-of-stream marker it is truncated.
+	if _, _, err := readCounts(data[:len(data)-8]); !errors.Is(err, ErrTruncated) {
+		t.Errorf("no marker: %v", err)
+	}
+	// Bytes after the marker are an error, not silently ignored.
+	if _, _, err := readCounts(append(append([]byte(nil), data...), 'x')); err == nil || !strings.Contains(err.Error(), "1 bytes after the end") {
+		t.Errorf("trailing byte: %v", err)
+	}
+}
+
+func TestStreamRejects(t *testing.T) {
+	counts := map[string]string{KeySchema: SchemaCounts}
+	fillCounts := func(nulls []bool) func(b *array.RecordBuilder) {
+		return func(b *array.RecordBuilder) {
+			b.Field(0).(*array.StringBuilder).AppendValues([]string{"x", "y"}, nil)
+			b.Field(1).(*array.Int32Builder).AppendValues([]int32{4, 5}, nil)
+			b.Field(2).(*array.Int32Builder).AppendValues([]int32{1, 2}, nil)
+			b.Field(3).(*array.Float64Builder).AppendValues([]float64{1.5, 0}, nil)
+			if f, ok := b.Field(4).(*array.Float64Builder); ok {
+				f.AppendValues([]float64{0, 3}, nulls)
+			} else {
+				b.Field(4).(*array.Float32Builder).AppendValues([]float32{0, 3}, nil)
+			}
+		}
+	}
+	vocab := writeVocabStream(t, []VocabRow{{0, "a", 1, nil}})
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "stdin: formats: not the expected pwe file: not an Arrow IPC stream: empty input"},
+		{"text", []byte("the quick brown fox\n"), "stdin: formats: not the expected pwe file: not an Arrow IPC stream"},
+		{"vocab for counts", vocab, `stdin: formats: not the expected pwe file: want pwe.schema "pwe.counts/1", stream has "pwe.vocab/1"`},
+		{"no pwe.schema", externalStream(t, countsFields(arrow.PrimitiveTypes.Float64), nil, fillCounts(nil)), "stream has none"},
+		{"missing column", externalStream(t, countsFields(arrow.PrimitiveTypes.Float64)[:4], counts, func(b *array.RecordBuilder) {
+			b.Field(0).(*array.StringBuilder).AppendValues([]string{"x"}, nil)
+			b.Field(1).(*array.Int32Builder).AppendValues([]int32{4}, nil)
+			b.Field(2).(*array.Int32Builder).AppendValues([]int32{1}, nil)
+			b.Field(3).(*array.Float64Builder).AppendValues([]float64{1.5}, nil)
+		}), `stdin: formats: not the expected pwe file: missing column "n_neg" (stream has extra, context_id, target_id, n_pos)`},
+		{"wrong type", externalStream(t, countsFields(arrow.PrimitiveTypes.Float32), counts, fillCounts(nil)), `column "n_neg" is float32, want float64`},
+		{"null", externalStream(t, countsFields(arrow.PrimitiveTypes.Float64), counts, fillCounts([]bool{true, false})), `stdin: batch 1 (from row 0): row 1: null in column "n_neg"`},
+	}
+	for _, c := range cases {
+		_, _, err := readCounts(c.data)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestDumpStream(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "0")
+	data := writeCountsStream(t, []CountRow{{0, 1, 2, 0.5}, {0, 3, 0, 4}, {2, 2, 1, 1}}, Meta{Config: map[string]int{"window": 2}}, map[string]int{"unique_pairs": 2}, 2)
+	var b bytes.Buffer
+	if err := DumpStream(&b, bytes.NewReader(data), "stdin", DumpOptions{Rows: 2, Stable: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := `rows: 3
+arrow stream schema:
+  target_id: int32
+  context_id: int32
+  n_pos: float64
+  n_neg: float64
+metadata:
+  pwe.config: {
+    "window": 2
+  }
+  pwe.rows: 3
+  pwe.schema: pwe.counts/1
+  pwe.stats: {
+    "unique_pairs": 2
+  }
+rows (target_id, context_id, n_pos, n_neg):
+  0 | 1 | 2 | 0.5
+  0 | 3 | 0 | 4
+`
+	if b.String() != want {
+		t.Errorf("dump:\n%s\nwant:\n%s", b.String(), want)
+	}
+	if err := DumpStream(io.Discard, bytes.NewReader(data[:len(data)-8]), "stdin", DumpOptions{}); !errors.Is(err, ErrTruncated) {
+		t.Errorf("truncated: %v", err)
+	}
+}
+
+func writeVocabStream(t *testing.T, rows []VocabRow) []byte {
+	var buf bytes.Buffer
+	w, err := CreateVocabStream(&buf, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// FuzzCountsStream feeds arbitrary bytes to the stream reader: it must
+// return rows or an error naming the stream, never panic.
+func FuzzCountsStream(f *testing.F) {
+	var buf bytes.Buffer
+	w, _ := CreateCountsStream(&buf, Meta{})
+	w.Write(randomCounts(50, 9))
+	w.Close()
+	f.Add(buf.Bytes())
+	f.Add(buf.Bytes()[:len(buf.Bytes())/2])
+	f.Add([]byte("not arrow"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _, err := readCounts(data)
+		if err != nil && !strings.HasPrefix(err.Error(), "stdin: ") {
+			t.Errorf("error %q does not name the stream", err)
+		}
+	})
+}
+
+// benchCounts resembles real counts: sorted pairs, small whole numbers.
+func benchCounts(n int) []CountRow {
+	r := rand.New(rand.NewPCG(1, 2))
+	rows := make([]CountRow, n)
+	var t, c int32
+	for i := range rows {
+		if r.IntN(300) == 0 {
+			t++
+			c = 0
+		}
+		c += 1 + int32(r.IntN(20))
+		rows[i] = CountRow{TargetID: t, ContextID: c, NPos: float64(r.IntN(4)), NNeg: float64(r.IntN(3))}
+	}
+	return rows
+}
+
+// cpuSeconds is the process's user + system CPU time, which measures the
+// work on a shared machine better than the wall clock.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// BenchmarkCountsIO writes and reads 4 M counts rows as an Arrow stream and
+// as counts.parquet, reporting CPU nanoseconds per row.
+func BenchmarkCountsIO(b *testing.B) {
+	rows := benchCounts(4 << 20)
+	path := filepath.Join(b.TempDir(), "counts.parquet")
+	var stream bytes.Buffer
+	w, _ := CreateCountsStream(&stream, Meta{})
+	w.Write(rows)
+	w.Close()
+	cases := []struct {
+		name string
+		run  func() error
+	}{
+		{"stream/write", func() error {
+			w, _ := CreateCountsStream(io.Discard, Meta{})
+			if err := w.Write(rows); err != nil {
+				return err
+			}
+			return w.Close()
+		}},
+		{"stream/read", func() error {
+			_, _, err := readCounts(stream.Bytes())
+			return err
+		}},
+		{"parquet/write", func() error {
+			w, err := CreateCounts(path, Meta{}, false)
+			if err != nil {
+				return err
+			}
+			if err := w.Write(rows); err != nil {
+				return err
+			}
+			return w.Close()
+		}},
+		{"parquet/read", func() error {
+			got, _, err := ReadAll[CountRow](path, SchemaCounts)
+			if err == nil && len(got) != len(rows) {
+				err = fmt.Errorf("read %d rows", len(got))
+			}
+			return err
+		}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			cpu := cpuSeconds()
+			for b.Loop() {
+				if err := c.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cpuSeconds()-cpu)*1e9/float64(b.N)/float64(len(rows)), "cpu-ns/row")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}

@@ -1,0 +1,130 @@
+package stages
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/tokenize"
+)
+
+// TopOOVTokens is how many of the most frequent out-of-vocabulary tokens an
+// append run reports.
+const TopOOVTokens = 10
+
+// TokenCount is a token and how often it occurred.
+type TokenCount struct {
+	Token string `json:"token"`
+	Count int64  `json:"count"`
+}
+
+// ErrAppendMismatch is returned when the counts to append to were made with
+// another vocabulary or other counting settings, so that summing would mix
+// incompatible counts.
+var ErrAppendMismatch = errors.New("stages: cannot append to counts made differently")
+
+// appendTarget is the earlier counts of an append run.
+type appendTarget struct {
+	r      *formats.Reader[formats.CountRow]
+	fp     input.Fingerprint
+	inputs json.RawMessage // their pwe.inputs, which keys the run's seed
+	// documents and tokens counted into them so far.
+	documents, tokens int64
+}
+
+// openAppend opens the earlier counts and checks that they were made with
+// the vocabulary vfp and cfg's counting settings. The count stage records
+// the vocabulary as its last input, appended or not.
+func openAppend(cfg CountConfig, vfp input.Fingerprint) (*appendTarget, error) {
+	path := cfg.Append
+	fp, err := input.FingerprintFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := formats.Open[formats.CountRow](path, formats.SchemaCounts)
+	if err != nil {
+		return nil, err
+	}
+	t := &appendTarget{r: r, fp: fp}
+	if err := t.check(cfg, vfp); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+func (t *appendTarget) check(cfg CountConfig, vfp input.Fingerprint) error {
+	meta := t.r.Meta()
+	rawConfig, _ := meta.Config.(json.RawMessage)
+	t.inputs, _ = meta.Inputs.(json.RawMessage)
+	var old CountConfig
+	var inputs []input.Fingerprint
+	if json.Unmarshal(rawConfig, &old) != nil || json.Unmarshal(t.inputs, &inputs) != nil || len(inputs) == 0 {
+		return fmt.Errorf("%w: pwe.config or pwe.inputs missing or unreadable", ErrAppendMismatch)
+	}
+	if v := inputs[len(inputs)-1]; v.SHA256 != vfp.SHA256 || v.Size != vfp.Size {
+		return fmt.Errorf("%w: they were counted with the vocabulary %s (%d bytes, sha256 %.12s…), this run uses %s (%d bytes, sha256 %.12s…)",
+			ErrAppendMismatch, v.Path, v.Size, v.SHA256, vfp.Path, vfp.Size, vfp.SHA256)
+	}
+	old = old.WithDefaults()
+	for _, s := range []struct {
+		name     string
+		was, now any
+	}{
+		{"window", old.Window, cfg.Window},
+		{"weights", old.Weighting, cfg.Weighting},
+		{"oov", old.OOV, cfg.OOV},
+		{"subsample", old.Subsample, cfg.Subsample},
+		{"negatives", *old.Negatives, *cfg.Negatives},
+		{"neg-power", old.NegPower, cfg.NegPower},
+		{"negatives-mode", old.NegativesMode, cfg.NegativesMode},
+	} {
+		if s.was != s.now {
+			return fmt.Errorf("%w: they were counted with --%s %v, this run has %v", ErrAppendMismatch, s.name, s.was, s.now)
+		}
+	}
+	var st struct {
+		Documents      int64 `json:"documents"`
+		Tokens         int64 `json:"tokens"`
+		TotalDocuments int64 `json:"total_documents"`
+		TotalTokens    int64 `json:"total_tokens"`
+	}
+	if raw, ok := meta.Stats.(json.RawMessage); ok {
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return fmt.Errorf("pwe.stats: %w", err)
+		}
+	}
+	t.documents, t.tokens = st.Documents, st.Tokens
+	if st.TotalDocuments > 0 || st.TotalTokens > 0 {
+		t.documents, t.tokens = st.TotalDocuments, st.TotalTokens
+	}
+	return nil
+}
+
+// AppendSeed is the seed with which an append run subsamples and draws the
+// negatives of the new corpus: the first 8 bytes (little-endian) of the
+// SHA-256 of seed (8 bytes, little-endian) followed by the earlier counts'
+// pwe.inputs. Negatives are keyed by (seed, target), so drawing with the
+// earlier run's seed would repeat its random streams; keying the seed to the
+// earlier inputs keeps every append's draws independent of those already
+// summed, even when every run uses the same --seed, and reruns reproducible.
+func AppendSeed(seed uint64, earlierInputs []byte) uint64 {
+	h := sha256.New()
+	h.Write(binary.LittleEndian.AppendUint64(nil, seed))
+	h.Write(earlierInputs)
+	return binary.LittleEndian.Uint64(h.Sum(nil))
+}
+
+// topOOV lists the TopOOVTokens most frequent tokens of c, ties in byte
+// order.
+func topOOV(c *tokenize.Counter) []TokenCount {
+	var out []TokenCount
+	for _, e := range c.Vocabulary(TopOOVTokens, 1) {
+		out = append(out, TokenCount{Token: e.Token, Count: e.Count})
+	}
+	return out
+}

@@ -1,0 +1,253 @@
+package stages
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/internal/atomicfile"
+	"github.com/pwe-project/pwe/posterior"
+)
+
+// ExportConfig configures pwe export: one point estimate of every vector,
+// as word2vec text or in map.parquet's schema.
+type ExportConfig struct {
+	// Fit is the fit stage's output directory.
+	Fit string `json:"-"`
+	// Format is "word2vec" (default) or "parquet".
+	Format string `json:"format"`
+	// Estimate is "mean" (default: posterior means from summary.parquet,
+	// with the anchors' fixed context vectors from map.parquet) or "map".
+	Estimate string `json:"estimate"`
+	// Vectors chooses what word2vec gets per token: "rho" (default),
+	// "alpha" or "sum"; the parquet format always holds both kinds.
+	Vectors string `json:"vectors"`
+	// Output is the file to write; "-" writes word2vec text to Stdout.
+	Output string    `json:"-"`
+	Stdout io.Writer `json:"-"`
+}
+
+// WithDefaults fills unset fields.
+func (c ExportConfig) WithDefaults() ExportConfig {
+	if c.Format == "" {
+		c.Format = "word2vec"
+	}
+	if c.Estimate == "" {
+		c.Estimate = "mean"
+	}
+	if c.Vectors == "" {
+		c.Vectors = "rho"
+	}
+	return c
+}
+
+// Validate reports settings that cannot work.
+func (c ExportConfig) Validate() error {
+	c = c.WithDefaults()
+	switch {
+	case c.Fit == "":
+		return errors.New("no fit directory: name the directory written by pwe fit")
+	case c.Output == "":
+		return errors.New("no output: name the file with -o")
+	case c.Format != "word2vec" && c.Format != "parquet":
+		return fmt.Errorf("format %q, want word2vec or parquet", c.Format)
+	case c.Estimate != "mean" && c.Estimate != "map":
+		return fmt.Errorf("estimate %q, want mean or map", c.Estimate)
+	case c.Format == "parquet" && c.Output == "-":
+		return errors.New("the parquet format needs a file, not standard output")
+	}
+	_, err := posterior.ParseVectorKind(c.Vectors)
+	return err
+}
+
+// ExportStats describe an export.
+type ExportStats struct {
+	V, D int
+	// Renamed counts the tokens whose white space word2vec's format made
+	// into underscores.
+	Renamed int
+}
+
+// Export writes the point estimate.
+func Export(ctx context.Context, cfg ExportConfig) (ExportStats, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return ExportStats{}, err
+	}
+	est, err := LoadEstimate(cfg.Fit, cfg.Estimate)
+	if err != nil {
+		return ExportStats{}, err
+	}
+	st := ExportStats{V: est.Params.V, D: est.Params.D}
+	if cfg.Format == "parquet" {
+		fps, err := fingerprintAll(est.Sources...)
+		if err != nil {
+			return st, err
+		}
+		meta := formats.Meta{Schema: formats.SchemaMap, Config: cfg, Inputs: fps}
+		return st, writeVectors(cfg.Output, meta, est.Params, est.Tokens, est.Anchors)
+	}
+	kind, _ := posterior.ParseVectorKind(cfg.Vectors)
+	if cfg.Output == "-" {
+		st.Renamed, err = WriteWord2Vec(cfg.Stdout, est.Params, kind, est.Tokens)
+		return st, err
+	}
+	f, err := atomicfile.Create(cfg.Output)
+	if err != nil {
+		return st, err
+	}
+	defer f.Abort()
+	if st.Renamed, err = WriteWord2Vec(f, est.Params, kind, est.Tokens); err != nil {
+		return st, fmt.Errorf("%s: %w", cfg.Output, err)
+	}
+	return st, f.Commit()
+}
+
+// Estimate is a point estimate of every vector of a fit.
+type Estimate struct {
+	Params  *posterior.Params
+	Tokens  []string
+	Anchors []int // tokens whose context vectors are fixed
+	// Sources are the files it was read from.
+	Sources []string
+}
+
+// LoadEstimate reads the MAP ("map") or the posterior mean ("mean") of a
+// fit: the means of summary.parquet for the sampled coordinates and
+// map.parquet's values for the anchors' context vectors, which are fixed.
+func LoadEstimate(fit, estimate string) (Estimate, error) {
+	mapPath := filepath.Join(fit, MapFile)
+	rows, _, err := formats.ReadAll[formats.VectorRow](mapPath, formats.SchemaMap)
+	if err != nil {
+		return Estimate{}, err
+	}
+	var v, d int
+	for _, r := range rows {
+		if r.Param == formats.ParamRho {
+			v++
+			d = len(r.Vector)
+		}
+	}
+	if v == 0 || d == 0 {
+		return Estimate{}, fmt.Errorf("%s: no target vectors", mapPath)
+	}
+	est := Estimate{Params: posterior.NewParams(v, d), Tokens: make([]string, v), Sources: []string{mapPath}}
+	isAnchor := make([]bool, v)
+	for n, r := range rows {
+		if int(r.TokenID) >= v || r.TokenID < 0 || len(r.Vector) != d || r.Param != formats.ParamRho && r.Param != formats.ParamAlpha {
+			return Estimate{}, fmt.Errorf("%s: row %d: %s of token %d with %d coordinates, want rho or alpha of tokens 0..%d with %d", mapPath, n, r.Param, r.TokenID, len(r.Vector), v-1, d)
+		}
+		dst := est.Params.Target(int(r.TokenID))
+		if r.Param == formats.ParamAlpha {
+			dst = est.Params.Context(int(r.TokenID))
+			if r.Anchor {
+				isAnchor[r.TokenID] = true
+				est.Anchors = append(est.Anchors, int(r.TokenID))
+			}
+		}
+		for k, x := range r.Vector {
+			dst[k] = float64(x)
+		}
+		est.Tokens[r.TokenID] = r.Token
+	}
+	if estimate == "map" {
+		return est, nil
+	}
+	sumPath := filepath.Join(fit, SummaryFile)
+	sr, err := formats.Open[formats.SummaryRow](sumPath, formats.SchemaSummary)
+	if errors.Is(err, os.ErrNotExist) {
+		return Estimate{}, fmt.Errorf("%s is missing: a MAP-only fit has no posterior mean (use the map estimate): %w", sumPath, err)
+	}
+	if err != nil {
+		return Estimate{}, err
+	}
+	defer sr.Close()
+	est.Sources = append(est.Sources, sumPath)
+	filled := make([]bool, 2*v*d)
+	buf := make([]formats.SummaryRow, 4096)
+	for {
+		n, err := sr.Read(buf)
+		for k, r := range buf[:n] {
+			row := sr.Row() - int64(n-k)
+			if r.TokenID < 0 || int(r.TokenID) >= v || r.Dim < 0 || int(r.Dim) >= d || r.Param != formats.ParamRho && r.Param != formats.ParamAlpha {
+				return Estimate{}, fmt.Errorf("%s: row %d: %s of token %d coordinate %d is not a coordinate of %s", sumPath, row, r.Param, r.TokenID, r.Dim, mapPath)
+			}
+			off := int(r.TokenID)*d + int(r.Dim)
+			dst := est.Params.Rho
+			if r.Param == formats.ParamAlpha {
+				dst = est.Params.Alpha
+				filled[v*d+off] = true
+			} else {
+				filled[off] = true
+			}
+			dst[off] = r.Mean
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Estimate{}, err
+		}
+	}
+	for k, ok := range filled {
+		tok, param := (k%(v*d))/d, formats.ParamRho
+		if k >= v*d {
+			param = formats.ParamAlpha
+		}
+		if !ok && !(param == formats.ParamAlpha && isAnchor[tok]) {
+			return Estimate{}, fmt.Errorf("%s: no mean of %s of token %d (%q) coordinate %d", sumPath, param, tok, est.Tokens[tok], k%d)
+		}
+	}
+	return est, nil
+}
+
+// WriteWord2Vec writes the vectors of kind k in word2vec's text format: a
+// header "V D", then per line a token and its D values separated by single
+// spaces, each value the shortest decimal that reads back as the same
+// float32. The format splits lines on spaces, so every white-space
+// character inside a token becomes an underscore; it returns how many
+// tokens changed, and refuses an empty token or two tokens that become
+// the same.
+func WriteWord2Vec(w io.Writer, p *posterior.Params, k posterior.VectorKind, tokens []string) (renamed int, err error) {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	fmt.Fprintf(bw, "%d %d\n", p.V, p.D)
+	seen := make(map[string]int, len(tokens))
+	vec := make([]float64, p.D)
+	var line []byte
+	for i, tok := range tokens {
+		name := strings.Map(func(r rune) rune {
+			if unicode.IsSpace(r) {
+				return '_'
+			}
+			return r
+		}, tok)
+		if name == "" {
+			return renamed, fmt.Errorf("token %d is empty, which word2vec's format cannot hold", i)
+		}
+		if j, dup := seen[name]; dup {
+			return renamed, fmt.Errorf("tokens %q and %q are both %q once their spaces are underscores; word2vec's format cannot tell them apart", tokens[j], tok, name)
+		}
+		seen[name] = i
+		if name != tok {
+			renamed++
+		}
+		line = append(line[:0], name...)
+		for _, x := range k.Vector(vec, p, i) {
+			line = append(line, ' ')
+			line = strconv.AppendFloat(line, float64(float32(x)), 'g', -1, 32)
+		}
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
+			return renamed, err
+		}
+	}
+	return renamed, bw.Flush()
+}

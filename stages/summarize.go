@@ -1,0 +1,521 @@
+package stages
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/posterior"
+	"github.com/pwe-project/pwe/posterior/diag"
+)
+
+// Output file names of the summarize stage.
+const (
+	SimilarityFile = "similarity.parquet"
+	NeighboursFile = "neighbours.parquet"
+)
+
+// SummarizeConfig configures the summarize stage: posterior summaries of
+// quantities derived from the draws of a fit, computed draw by draw.
+type SummarizeConfig struct {
+	// Fit is the fit stage's output directory (it holds draws.parquet).
+	Fit string `json:"-" yaml:"-"`
+	// Pairs names a file of token pairs, two per line (tab-separated, or
+	// space-separated when there is no tab); blank lines and lines
+	// starting with # are skipped.
+	Pairs string `json:"pairs,omitempty" yaml:"pairs"`
+	// PairsAllAmong adds every pair (a, b) of these tokens with a listed
+	// before b.
+	PairsAllAmong []string `json:"pairs_all_among,omitempty" yaml:"pairs_all_among"`
+	// Neighbours are the query tokens whose nearest neighbours by cosine
+	// similarity are summarised; Top is K (default 10).
+	Neighbours []string `json:"neighbours,omitempty" yaml:"neighbours"`
+	Top        int      `json:"top" yaml:"top"`
+	// Vectors is the kind of vector compared by cosine, dot product and
+	// neighbours: "rho" (default), "alpha" or "sum". The co-occurrence
+	// probability is always sigmoid(rho_a . alpha_b).
+	Vectors string `json:"vectors" yaml:"vectors"`
+
+	// Output is the directory that receives the files (default: Fit).
+	Output string `json:"-" yaml:"-"`
+	// Threads summarise quantities in parallel (0: every core).
+	Threads int `json:"-" yaml:"-"`
+	// TempDir holds the similarity scores of the queries while the draws
+	// are read, 4 bytes x queries x tokens x draws (default: Output).
+	TempDir string `json:"-" yaml:"-"`
+}
+
+// WithDefaults fills unset fields.
+func (c SummarizeConfig) WithDefaults() SummarizeConfig {
+	if c.Top == 0 {
+		c.Top = 10
+	}
+	if c.Vectors == "" {
+		c.Vectors = "rho"
+	}
+	if c.Output == "" {
+		c.Output = c.Fit
+	}
+	if c.TempDir == "" {
+		c.TempDir = c.Output
+	}
+	c.Threads = threadsOrDefault(c.Threads)
+	return c
+}
+
+// Wants reports whether the configuration asks for any quantity.
+func (c SummarizeConfig) Wants() bool {
+	return c.Pairs != "" || len(c.PairsAllAmong) > 0 || len(c.Neighbours) > 0
+}
+
+// Validate reports settings that cannot work.
+func (c SummarizeConfig) Validate() error {
+	c = c.WithDefaults()
+	switch {
+	case c.Fit == "":
+		return errors.New("no fit directory: name the directory written by pwe fit")
+	case !c.Wants():
+		return errors.New("nothing to summarise: ask for --pairs, --pairs-all-among or --neighbours")
+	case len(c.PairsAllAmong) == 1:
+		return errors.New("pairs-all-among needs at least two tokens")
+	case c.Top < 1:
+		return fmt.Errorf("top %d, want at least 1", c.Top)
+	}
+	_, err := posterior.ParseVectorKind(c.Vectors)
+	return err
+}
+
+// Outputs lists the files Summarize writes.
+func (c SummarizeConfig) Outputs() []string {
+	c = c.WithDefaults()
+	var outs []string
+	if c.Pairs != "" || len(c.PairsAllAmong) > 0 {
+		outs = append(outs, filepath.Join(c.Output, SimilarityFile))
+	}
+	if len(c.Neighbours) > 0 {
+		outs = append(outs, filepath.Join(c.Output, NeighboursFile))
+	}
+	return outs
+}
+
+// SummarizeStats describe a summarize run.
+type SummarizeStats struct {
+	Chains        int     `json:"chains"`
+	DrawsPerChain int     `json:"draws_per_chain"`
+	Tokens        int     `json:"tokens"`
+	Pairs         int     `json:"pairs"`
+	Queries       int     `json:"queries"`
+	Neighbours    int     `json:"neighbour_rows"`
+	Seconds       float64 `json:"-"`
+}
+
+// Summarize runs the summarize stage. It reads draws.parquet once, draw by
+// draw, holding the pairs' values for every draw and, for neighbours, one
+// draw's vectors and a score matrix of queries x tokens; the scores of
+// every draw go to a temporary file (float32, the precision of the draws)
+// and are read back once the candidates, the tokens among a query's top K
+// in at least one draw, are known. A quantity that is the same in every
+// draw (with Vectors "alpha", the cosine or dot product of two anchors,
+// whose context vectors are fixed) gets sd 0 and NaN R-hat, ESS and MCSE,
+// as package diag defines them for constant draws.
+func Summarize(ctx context.Context, cfg SummarizeConfig) (SummarizeStats, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return SummarizeStats{}, err
+	}
+	start := time.Now()
+	kind, _ := posterior.ParseVectorKind(cfg.Vectors)
+	drawsPath := filepath.Join(cfg.Fit, DrawsFile)
+	ds, err := openDraws(drawsPath)
+	if err != nil {
+		return SummarizeStats{}, err
+	}
+	defer ds.Close()
+	index := ds.tokenIndex()
+	pairs, err := resolvePairs(cfg, index, drawsPath)
+	if err != nil {
+		return SummarizeStats{}, err
+	}
+	queries, err := resolveTokens(cfg.Neighbours, index, "neighbours", drawsPath)
+	if err != nil {
+		return SummarizeStats{}, err
+	}
+	if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
+		return SummarizeStats{}, err
+	}
+
+	nb := newNeighbourPass(queries, len(ds.ids), cfg.Top, kind)
+	if nb != nil {
+		if err := nb.createSpill(cfg.TempDir); err != nil {
+			return SummarizeStats{}, err
+		}
+		defer nb.remove()
+	}
+	var pairVals []float64 // draw after draw, PairQuantities per pair
+	per := posterior.PairQuantities * len(pairs)
+	for ds.Next() {
+		if err := ctx.Err(); err != nil {
+			return SummarizeStats{}, err
+		}
+		p := ds.Params()
+		if per > 0 {
+			off := len(pairVals)
+			pairVals = slices.Grow(pairVals, per)[:off+per]
+			posterior.PairValues(pairVals[off:], p, pairs, kind)
+		}
+		if nb != nil {
+			if err := nb.addDraw(p); err != nil {
+				return SummarizeStats{}, err
+			}
+		}
+	}
+	if err := ds.Err(); err != nil {
+		return SummarizeStats{}, err
+	}
+	chains, n, err := ds.DrawsPerChain()
+	if err != nil {
+		return SummarizeStats{}, err
+	}
+	st := SummarizeStats{Chains: chains, DrawsPerChain: n, Tokens: len(ds.ids), Pairs: len(pairs), Queries: len(queries)}
+	var nrows []formats.NeighbourRow
+	if nb != nil {
+		if nrows, err = nb.finish(ctx, chains, ds.ids, ds.tokens); err != nil {
+			return st, err
+		}
+		st.Neighbours = len(nrows)
+	}
+	fps, err := fingerprintAll(drawsPath, cfg.Pairs)
+	if err != nil {
+		return st, err
+	}
+	meta := func(schema string) formats.Meta {
+		return formats.Meta{Schema: schema, Config: cfg, Inputs: fps, Stats: st}
+	}
+	if per > 0 {
+		stats := make([]formats.Stats, per)
+		buf := make([][]float64, cfg.Threads)
+		summarizeEach(stats, chains, cfg.Threads, func(t, k int) []float64 {
+			buf[t] = buf[t][:0]
+			for g := k; g < len(pairVals); g += per {
+				buf[t] = append(buf[t], pairVals[g])
+			}
+			return buf[t]
+		})
+		quantities := [posterior.PairQuantities]string{formats.QuantityCosine, formats.QuantityDot, formats.QuantityCooccurrence}
+		rows := make([]formats.SimilarityRow, per)
+		for k, pr := range pairs {
+			for q, name := range quantities {
+				rows[k*len(quantities)+q] = formats.SimilarityRow{
+					TokenA: ds.tokens[pr.A], TokenB: ds.tokens[pr.B], Quantity: name, Stats: stats[k*len(quantities)+q],
+				}
+			}
+		}
+		if err := formats.WriteAll(filepath.Join(cfg.Output, SimilarityFile), rows, meta(formats.SchemaSimilarity)); err != nil {
+			return st, err
+		}
+	}
+	if nb != nil {
+		if err := formats.WriteAll(filepath.Join(cfg.Output, NeighboursFile), nrows, meta(formats.SchemaNeighbours)); err != nil {
+			return st, err
+		}
+	}
+	st.Seconds = time.Since(start).Seconds()
+	return st, nil
+}
+
+// statsOf converts diag's summary into the statistic columns.
+func statsOf(s diag.Summary) formats.Stats {
+	return formats.Stats{
+		Mean: s.Mean, Median: s.Median, SD: s.SD, MAD: s.MAD, Q5: s.Q5, Q95: s.Q95,
+		MCSEMean: s.MCSEMean, ESSBulk: s.ESSBulk, ESSTail: s.ESSTail, Rhat: s.Rhat,
+	}
+}
+
+// summarizeEach fills dst[k] with the summary of the draws column(t, k)
+// returns (chain after chain), using threads goroutines; t is the
+// goroutine's number, for per-goroutine buffers.
+func summarizeEach(dst []formats.Stats, chains, threads int, column func(t, k int) []float64) {
+	var wg sync.WaitGroup
+	per := (len(dst) + threads - 1) / threads
+	for t := 0; t*per < len(dst); t++ {
+		wg.Add(1)
+		go func(t int) {
+			defer wg.Done()
+			var sz diag.Summarizer
+			for k := t * per; k < min((t+1)*per, len(dst)); k++ {
+				dst[k] = statsOf(sz.SummarizeFlat(column(t, k), chains))
+			}
+		}(t)
+	}
+	wg.Wait()
+}
+
+// neighbourPass finds the nearest neighbours of the queries draw by draw.
+// The first pass (addDraw) scores every token against every query by one
+// matrix product, counts the tokens among each query's top K and spills
+// the scores; finish reads the scores back to rank the candidates.
+type neighbourPass struct {
+	queries []int
+	v, top  int
+	scorer  posterior.CosineScorer
+	scores  []float64 // queries x v of the current draw
+	counts  []int32   // queries x v: draws with the token among the top K
+	sel     []int
+	spill   *os.File
+	w       *bufio.Writer
+	raw     []byte
+	draws   int
+}
+
+func newNeighbourPass(queries []int, v, top int, kind posterior.VectorKind) *neighbourPass {
+	if len(queries) == 0 {
+		return nil
+	}
+	q := len(queries)
+	return &neighbourPass{
+		queries: queries, v: v, top: top, scorer: posterior.CosineScorer{Kind: kind},
+		scores: make([]float64, q*v), counts: make([]int32, q*v), raw: make([]byte, 4*q*v),
+	}
+}
+
+func (nb *neighbourPass) createSpill(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".pwe-scores-*")
+	if err != nil {
+		return fmt.Errorf("neighbour scores: %w", err)
+	}
+	nb.spill, nb.w = f, bufio.NewWriterSize(f, 1<<20)
+	return nil
+}
+
+func (nb *neighbourPass) remove() {
+	nb.spill.Close()
+	os.Remove(nb.spill.Name())
+}
+
+// addDraw scores one draw. Scores are rounded to float32 before anything
+// is decided, so that the top K here and the ranks from the spilled
+// scores agree exactly.
+func (nb *neighbourPass) addDraw(p *posterior.Params) error {
+	s := nb.scorer.Scores(nb.scores, p, nb.queries)
+	b := nb.raw[:0]
+	for i, x := range s {
+		f := float32(x)
+		s[i] = float64(f)
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	if _, err := nb.w.Write(b); err != nil {
+		return fmt.Errorf("neighbour scores: %w", err)
+	}
+	for q, query := range nb.queries {
+		row := s[q*nb.v : (q+1)*nb.v]
+		nb.sel = posterior.TopK(nb.sel[:0], row, nb.top, query)
+		for _, j := range nb.sel {
+			nb.counts[q*nb.v+j]++
+		}
+	}
+	nb.draws++
+	return nil
+}
+
+// finish ranks the candidates in every draw and summarises them, ordered
+// by query, then by descending probability of being in the top K, rank
+// and token id.
+func (nb *neighbourPass) finish(ctx context.Context, chains int, ids []int32, tokens []string) ([]formats.NeighbourRow, error) {
+	if err := nb.w.Flush(); err != nil {
+		return nil, fmt.Errorf("neighbour scores: %w", err)
+	}
+	nq, g := len(nb.queries), nb.draws
+	cands := make([][]int, nq)
+	sims := make([][]float64, nq) // candidate-major: sims[q][c*g+draw]
+	ranks := make([][]float64, nq)
+	for q := range nq {
+		for j, n := range nb.counts[q*nb.v : (q+1)*nb.v] {
+			if n > 0 {
+				cands[q] = append(cands[q], j)
+			}
+		}
+		sims[q] = make([]float64, len(cands[q])*g)
+		ranks[q] = make([]float64, len(cands[q])*g)
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(nb.spill, 0, int64(g)*int64(len(nb.raw))), 1<<20)
+	var rk []int
+	for d := range g {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if _, err := io.ReadFull(r, nb.raw); err != nil {
+			return nil, fmt.Errorf("neighbour scores: %w", err)
+		}
+		decodeFloats64(nb.scores, nb.raw)
+		for q, query := range nb.queries {
+			row := nb.scores[q*nb.v : (q+1)*nb.v]
+			rk = posterior.Ranks(slices.Grow(rk[:0], len(cands[q]))[:len(cands[q])], row, cands[q], query)
+			for c, j := range cands[q] {
+				sims[q][c*g+d] = row[j]
+				ranks[q][c*g+d] = float64(rk[c])
+			}
+		}
+	}
+	var rows []formats.NeighbourRow
+	var sz diag.Summarizer
+	ind := make([]float64, g)
+	sorted := make([]float64, g)
+	for q, query := range nb.queries {
+		start := len(rows)
+		for c, j := range cands[q] {
+			sim := sz.SummarizeFlat(sims[q][c*g:(c+1)*g], chains)
+			rk := ranks[q][c*g : (c+1)*g]
+			for d, x := range rk {
+				ind[d] = 0
+				if x <= float64(nb.top) {
+					ind[d] = 1
+				}
+			}
+			pt := sz.SummarizeFlat(ind, chains)
+			mcse := pt.MCSEMean
+			if pt.Mean == 0 || pt.Mean == 1 {
+				mcse = 0
+			}
+			copy(sorted, rk)
+			sort.Float64s(sorted)
+			rows = append(rows, formats.NeighbourRow{
+				Query: tokens[query], QueryID: ids[query], Neighbour: tokens[j], NeighbourID: ids[j],
+				Top: int32(nb.top), PTop: pt.Mean, PTopMCSE: mcse,
+				RankMedian: diag.Quantile(sorted, 0.5), RankQ5: diag.Quantile(sorted, 0.05), RankQ95: diag.Quantile(sorted, 0.95),
+				SimMean: sim.Mean, SimMedian: sim.Median, SimQ5: sim.Q5, SimQ95: sim.Q95, SimRhat: sim.Rhat, SimESSBulk: sim.ESSBulk,
+			})
+		}
+		part := rows[start:]
+		sort.SliceStable(part, func(a, b int) bool {
+			x, y := part[a], part[b]
+			if x.PTop != y.PTop {
+				return x.PTop > y.PTop
+			}
+			if x.RankMedian != y.RankMedian {
+				return x.RankMedian < y.RankMedian
+			}
+			return x.NeighbourID < y.NeighbourID
+		})
+	}
+	return rows, nil
+}
+
+func decodeFloats64(dst []float64, raw []byte) {
+	for i := range dst {
+		dst[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+	}
+}
+
+// resolvePairs reads the pairs file and expands PairsAllAmong into rows of
+// the draws.
+func resolvePairs(cfg SummarizeConfig, index map[string]int, drawsPath string) ([]posterior.Pair, error) {
+	var pairs []posterior.Pair
+	if cfg.Pairs != "" {
+		f, err := os.Open(cfg.Pairs)
+		if err != nil {
+			return nil, fmt.Errorf("pairs: %w", err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		for line := 1; sc.Scan(); line++ {
+			text := strings.TrimRight(sc.Text(), "\r")
+			if strings.TrimSpace(text) == "" || strings.HasPrefix(strings.TrimSpace(text), "#") {
+				continue
+			}
+			var fields []string
+			if strings.Contains(text, "\t") {
+				fields = strings.Split(text, "\t")
+			} else {
+				fields = strings.Fields(text)
+			}
+			if len(fields) != 2 {
+				return nil, fmt.Errorf("%s:%d: want two tokens separated by a tab (or by spaces when the tokens have none), got %d fields", cfg.Pairs, line, len(fields))
+			}
+			var pr [2]int
+			for k, t := range fields {
+				t = strings.TrimSpace(t)
+				i, ok := index[t]
+				if !ok {
+					return nil, fmt.Errorf("%s:%d: token %q is not among the tokens of %s", cfg.Pairs, line, t, drawsPath)
+				}
+				pr[k] = i
+			}
+			pairs = append(pairs, posterior.Pair{A: pr[0], B: pr[1]})
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.Pairs, err)
+		}
+	}
+	among, err := resolveTokens(cfg.PairsAllAmong, index, "pairs-all-among", drawsPath)
+	if err != nil {
+		return nil, err
+	}
+	for a := range among {
+		for b := a + 1; b < len(among); b++ {
+			pairs = append(pairs, posterior.Pair{A: among[a], B: among[b]})
+		}
+	}
+	return pairs, nil
+}
+
+// resolveTokens maps tokens to rows of the draws.
+func resolveTokens(tokens []string, index map[string]int, what, drawsPath string) ([]int, error) {
+	rows := make([]int, 0, len(tokens))
+	for n, t := range tokens {
+		i, ok := index[t]
+		if !ok {
+			return nil, fmt.Errorf("%s: token %d, %q, is not among the tokens of %s", what, n+1, t, drawsPath)
+		}
+		rows = append(rows, i)
+	}
+	return rows, nil
+}
+
+// ReadTokenFile reads a list of tokens, one per line (blank lines and
+// lines starting with # skipped), for options that take TOKENS as @FILE.
+func ReadTokenFile(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var tokens []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") {
+			tokens = append(tokens, line)
+		}
+	}
+	return tokens, nil
+}
+
+func fingerprintAll(paths ...string) ([]input.Fingerprint, error) {
+	var fps []input.Fingerprint
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		fp, err := input.FingerprintFile(p)
+		if err != nil {
+			return nil, err
+		}
+		fps = append(fps, fp)
+	}
+	return fps, nil
+}
