@@ -155,6 +155,8 @@ func Load(path string) (Config, error) {
 	}
 	cfg.Output = rel(cfg.Output)
 	cfg.Summarize.Pairs = rel(cfg.Summarize.Pairs)
+	cfg.Tokenize.Tokenizer.StopwordsFile = rel(cfg.Tokenize.Tokenizer.StopwordsFile)
+	cfg.Fit.InitFrom = rel(cfg.Fit.InitFrom)
 	if err := cfg.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
