@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/posterior/diag"
 )
@@ -153,6 +155,18 @@ func parseMixingConfigs(t *testing.T, s string) []mixingConfig {
 	return out
 }
 
+func envFloat(t *testing.T, name string, def float64) float64 {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return x
+}
+
 func envInt(t *testing.T, name string, def int) int {
 	s := os.Getenv(name)
 	if s == "" {
@@ -165,34 +179,19 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
-// simulateMixing draws true vectors with coordinates Normal(0, 1/D) (the
-// reference paper's signal-to-noise 1), then n pair events, target and
-// context independently uniform or Zipf-Mandelbrot over ranks (P(id) ∝
-// (id + 1 + 2.7)^-1, so low ids are frequent as in a vocabulary), each
-// labelled positive with probability sigmoid(rho_i . alpha_j).
+// simulateMixing simulates the reference paper's data sets (Simulate's
+// defaults: SNR 1, Zipf-Mandelbrot a = 1, b = 2.7 over ranks) with pairs
+// uniform over distinct (target, context) or Zipf.
 func simulateMixing(t testing.TB, v, dim, n int, zipf bool, seed uint64) *Data {
-	r := rand.New(rand.NewPCG(seed, 7))
-	truth := NewParams(v, dim)
-	sd := 1 / math.Sqrt(float64(dim))
-	for k := range truth.Rho {
-		truth.Rho[k] = sd * r.NormFloat64()
-		truth.Alpha[k] = sd * r.NormFloat64()
+	law := PairsUniform
+	if zipf {
+		law = PairsZipf
 	}
-	cdf := make([]float64, v)
-	var acc float64
-	for i := range v {
-		w := 1.0
-		if zipf {
-			w = 1 / (float64(i+1) + 2.7)
-		}
-		acc += w
-		cdf[i] = acc
+	_, rows, err := Simulate(SimConfig{V: v, D: dim, N: n, Pairs: law, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
 	}
-	pick := func() int {
-		i, _ := slices.BinarySearch(cdf, r.Float64()*acc)
-		return min(i, v-1)
-	}
-	return labelPairs(t, truth, n, r, func() (int, int) { return pick(), pick() })
+	return buildData(t, v, rows)
 }
 
 // mixingRun samples with one configuration and returns its table row.
@@ -295,4 +294,491 @@ func cpuSeconds() float64 {
 		panic(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// TestMixingDiagnosis runs a few chains on one simulated case through the
+// sampler's internals, recording the state after every sweep, and logs
+// where the slow mixing is: the log posterior and the scale of the two
+// sides during warmup, raw R-hat over the two halves of the kept draws, by
+// token frequency and side, within-chain autocorrelation times of the worst
+// coordinates, and how much of the chains' differences a frame change
+// explains. Run with
+//
+//	PWE_MIXING_DIAG=1 go test -run TestMixingDiagnosis -v -timeout 1h ./posterior/
+//
+// PWE_MIXING_DIAG_LAW=uniform, PWE_MIXING_CHAINS, PWE_MIXING_DRAWS,
+// PWE_MIXING_WARMUP and PWE_MIXING_MOVES change the defaults (zipf, 4
+// chains, 300 draws, 500 warmup sweeps, DefaultGroupMoves).
+func TestMixingDiagnosis(t *testing.T) {
+	if os.Getenv("PWE_MIXING_DIAG") == "" {
+		t.Skip("set PWE_MIXING_DIAG=1 to run the mixing diagnosis")
+	}
+	const v, dim, n = 200, 10, 100_000
+	chains := envInt(t, "PWE_MIXING_CHAINS", 4)
+	draws, warmup := envInt(t, "PWE_MIXING_DRAWS", 300), envInt(t, "PWE_MIXING_WARMUP", 500)
+	moves := envInt(t, "PWE_MIXING_MOVES", 0)
+	d := simulateMixing(t, v, dim, n, os.Getenv("PWE_MIXING_DIAG_LAW") != "uniform", 42)
+	start, _, err := MAP(context.Background(), d, MAPConfig{Dim: dim, Seed: 1, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors, err := ChooseAnchors(d, start, AnchorRule{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchor := anchorMask(v, anchors)
+	cfg := GibbsConfig{Dim: dim, Chains: chains, Warmup: warmup, Draws: draws, Threads: 2, Seed: 5,
+		Anchors: AnchorRule{Kind: AnchorIDs, IDs: anchors}, GroupMoves: moves, Overrelax: envFloat(t, "PWE_MIXING_RELAX", 0)}.withDefaults()
+	s := newSampler(context.Background(), d, cfg, anchors)
+	defer s.close()
+	total := s.total()
+	lp := make([][]float64, chains)      // [chain][sweep]
+	ssRho := make([][]float64, chains)   // sum of squares of rho
+	ssAlpha := make([][]float64, chains) // of the free alpha
+	kept := make([][]*Params, chains)    // [chain][draw]
+	noDeliver := func(int, int, *Params, DrawStats) error { return nil }
+	cpu0 := cpuSeconds()
+	for c := range chains {
+		ch, err := s.newChain(c, start, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sw := range total {
+			if err := s.step(ch, sw, noDeliver); err != nil {
+				t.Fatal(err)
+			}
+			lp[c] = append(lp[c], LogPosterior(d, ch.p, 1))
+			ssRho[c] = append(ssRho[c], sumSquares(ch.p.Rho))
+			var sa float64
+			for j := range v {
+				if !anchor[j] {
+					sa += sumSquares(ch.p.Context(j))
+				}
+			}
+			ssAlpha[c] = append(ssAlpha[c], sa)
+			if sw >= warmup {
+				kept[c] = append(kept[c], ch.p.Clone())
+			}
+		}
+		if ch.mover != nil {
+			t.Logf("chain %d: frame-change step %.3f, accepted %.2f since the last draw", c, ch.mover.eps(), float64(ch.accepted)/float64(max(ch.tried, 1)))
+		}
+	}
+	t.Logf("%d chains x %d sweeps (warmup %d, moves %d, overrelax %v): %.0f CPU-s; anchors %v", chains, total, warmup, cfg.GroupMoves, cfg.Overrelax, cpuSeconds()-cpu0, anchors)
+	diagnoseTraces(t, lp, ssRho, ssAlpha, warmup)
+	diagnoseRaw(t, d, kept, anchor)
+	diagnoseFrame(t, kept, anchor)
+	diagnoseSlow(t, d, kept, anchor)
+}
+
+// diagnoseTraces logs block means, over the chains, of the log posterior
+// and of the two sides' sums of squares.
+func diagnoseTraces(t *testing.T, lp, ssRho, ssAlpha [][]float64, warmup int) {
+	total := len(lp[0])
+	block := max(total/20, 1)
+	for lo := 0; lo < total; lo += block {
+		hi := min(lo+block, total)
+		var m [3]float64
+		spread := math.Inf(-1)
+		for c := range lp {
+			var cm float64
+			for sw := lo; sw < hi; sw++ {
+				cm += lp[c][sw] / float64(hi-lo)
+				m[1] += ssRho[c][sw] / float64((hi-lo)*len(lp))
+				m[2] += ssAlpha[c][sw] / float64((hi-lo)*len(lp))
+			}
+			m[0] += cm / float64(len(lp))
+			spread = max(spread, cm)
+		}
+		tag := ""
+		if lo < warmup {
+			tag = " (warmup)"
+		}
+		t.Logf("sweeps %4d-%4d: log posterior %.1f (max chain %.1f), sum rho^2 %.1f, sum free alpha^2 %.1f%s", lo, hi-1, m[0], spread, m[1], m[2], tag)
+	}
+}
+
+// rawSeries returns the kept draws of raw coordinate k (rho below V D,
+// then alpha) as [chain][draw], from draw lo to hi.
+func rawSeries(kept [][]*Params, k, lo, hi int) [][]float64 {
+	out := make([][]float64, len(kept))
+	for c, ps := range kept {
+		for _, p := range ps[lo:hi] {
+			if k < p.V*p.D {
+				out[c] = append(out[c], p.Rho[k])
+			} else {
+				out[c] = append(out[c], p.Alpha[k-p.V*p.D])
+			}
+		}
+	}
+	return out
+}
+
+// diagnoseRaw logs raw R-hat over both halves and by frequency and side,
+// and the autocorrelation times of the worst coordinates.
+func diagnoseRaw(t *testing.T, d *Data, kept [][]*Params, anchor []bool) {
+	v, dim := kept[0][0].V, kept[0][0].D
+	n := len(kept[0])
+	var free []int
+	for k := range 2 * v * dim {
+		if k < v*dim || !anchor[(k-v*dim)/dim] {
+			free = append(free, k)
+		}
+	}
+	type stat struct {
+		k          int
+		rhat, half [2]float64
+		ess        float64
+	}
+	stats := make([]stat, len(free))
+	for q, k := range free {
+		stats[q] = stat{k: k, rhat: [2]float64{diag.Rhat(rawSeries(kept, k, 0, n)), 0}}
+		stats[q].half = [2]float64{diag.Rhat(rawSeries(kept, k, 0, n/2)), diag.Rhat(rawSeries(kept, k, n/2, n))}
+		stats[q].ess = diag.ESSBulk(rawSeries(kept, k, 0, n))
+	}
+	summary := func(name string, f func(stat) float64, keep func(stat) bool) {
+		var mx, above, cnt float64
+		var ess []float64
+		for _, s := range stats {
+			if !keep(s) {
+				continue
+			}
+			cnt++
+			r := f(s)
+			mx = math.Max(mx, r)
+			if r > 1.01 {
+				above++
+			}
+			ess = append(ess, s.ess)
+		}
+		slices.Sort(ess)
+		t.Logf("%-34s R-hat max %.3f, > 1.01 %5.1f%% of %4.0f, median bulk ESS %.0f", name, mx, 100*above/cnt, cnt, ess[len(ess)/2])
+	}
+	all := func(stat) bool { return true }
+	summary("raw, all draws", func(s stat) float64 { return s.rhat[0] }, all)
+	summary("raw, first half", func(s stat) float64 { return s.half[0] }, all)
+	summary("raw, second half", func(s stat) float64 { return s.half[1] }, all)
+	// Frequency: each token's total count on the coordinate's side.
+	count := func(k int) float64 {
+		var idx []float64
+		if k < v*dim {
+			_, idx, _ = d.TargetPairs(k / dim)
+		} else {
+			_, idx, _ = d.ContextPairs((k - v*dim) / dim)
+		}
+		var s float64
+		for _, x := range idx {
+			s += x
+		}
+		return s
+	}
+	counts := make([]float64, len(stats))
+	for q, s := range stats {
+		counts[q] = count(s.k)
+	}
+	sorted := slices.Clone(counts)
+	slices.Sort(sorted)
+	for _, side := range []string{"rho", "alpha"} {
+		for qi := range 4 {
+			lo, hi := sorted[qi*len(sorted)/4], sorted[min((qi+1)*len(sorted)/4, len(sorted)-1)]
+			name := fmt.Sprintf("%s, count %.0f-%.0f", side, lo, hi)
+			summary(name, func(s stat) float64 { return s.rhat[0] }, func(s stat) bool {
+				c := count(s.k)
+				isRho := s.k < v*dim
+				return isRho == (side == "rho") && c >= lo && (c < hi || qi == 3)
+			})
+		}
+	}
+	slices.SortFunc(stats, func(a, b stat) int { return -cmpFloat(a.rhat[0], b.rhat[0]) })
+	for _, s := range stats[:10] {
+		side, tok, k := "rho", s.k/dim, s.k%dim
+		if s.k >= v*dim {
+			side, tok, k = "alpha", (s.k-v*dim)/dim, (s.k-v*dim)%dim
+		}
+		series := rawSeries(kept, s.k, 0, n)
+		var taus []string
+		var means []string
+		for _, ch := range series {
+			taus = append(taus, fmt.Sprintf("%.0f", float64(len(ch))/diag.ESSBulk([][]float64{ch})))
+			var m float64
+			for _, x := range ch {
+				m += x / float64(len(ch))
+			}
+			means = append(means, fmt.Sprintf("%.3f", m))
+		}
+		t.Logf("worst %s_%d[%d] (count %.0f): R-hat %.3f (halves %.3f, %.3f), per-chain tau %v, chain means %v",
+			side, tok, k, count(s.k), s.rhat[0], s.half[0], s.half[1], taus, means)
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// diagnoseFrame fits, for every kept draw, the frame change A_t that best
+// maps the overall posterior mean of rho to the draw's rho (least squares),
+// and logs the R-hat and autocorrelation of A_t's entries and of the
+// residual coordinates rho_t - mean A_t and alpha_t - mean A_t^-T: if the
+// frame carries the slow mixing, the entries of A_t mix slowly and the
+// residuals fast.
+func diagnoseFrame(t *testing.T, kept [][]*Params, anchor []bool) {
+	v, dim := kept[0][0].V, kept[0][0].D
+	chains, n := len(kept), len(kept[0])
+	meanRho := mat.NewDense(v, dim, nil)
+	meanAlpha := mat.NewDense(v, dim, nil)
+	for _, ps := range kept {
+		for _, p := range ps {
+			meanRho.Add(meanRho, mat.NewDense(v, dim, p.Rho))
+			meanAlpha.Add(meanAlpha, mat.NewDense(v, dim, p.Alpha))
+		}
+	}
+	meanRho.Scale(1/float64(chains*n), meanRho)
+	meanAlpha.Scale(1/float64(chains*n), meanAlpha)
+	var qr mat.QR
+	qr.Factorize(meanRho)
+	entries := make([][][]float64, dim*dim) // [entry][chain][draw]
+	resRho := make([][][]float64, v*dim)    // residual rho coordinates
+	resAlpha := make([][][]float64, v*dim)  // residual alpha coordinates
+	for _, x := range [][][][]float64{entries, resRho, resAlpha} {
+		for q := range x {
+			x[q] = make([][]float64, chains)
+		}
+	}
+	var a, aInvT, fit mat.Dense
+	for c, ps := range kept {
+		for _, p := range ps {
+			rho := mat.NewDense(v, dim, p.Rho)
+			if err := qr.SolveTo(&a, false, rho); err != nil {
+				t.Fatal(err)
+			}
+			for q := range dim * dim {
+				entries[q][c] = append(entries[q][c], a.At(q/dim, q%dim))
+			}
+			fit.Mul(meanRho, &a)
+			for k := range v * dim {
+				resRho[k][c] = append(resRho[k][c], p.Rho[k]-fit.At(k/dim, k%dim))
+			}
+			if err := aInvT.Inverse(a.T()); err != nil {
+				t.Fatal(err)
+			}
+			fit.Mul(meanAlpha, aInvT.T())
+			for k := range v * dim {
+				resAlpha[k][c] = append(resAlpha[k][c], p.Alpha[k]-fit.At(k/dim, k%dim))
+			}
+		}
+	}
+	report := func(name string, x [][][]float64, keep func(q int) bool) {
+		var mx, above, cnt float64
+		var ess []float64
+		for q, series := range x {
+			if !keep(q) {
+				continue
+			}
+			r := diag.Rhat(series)
+			cnt++
+			mx = math.Max(mx, r)
+			if r > 1.01 {
+				above++
+			}
+			ess = append(ess, diag.ESSBulk(series))
+		}
+		slices.Sort(ess)
+		t.Logf("%-28s R-hat max %.3f, > 1.01 %5.1f%% of %4.0f, bulk ESS min %.0f median %.0f", name, mx, 100*above/cnt, cnt, ess[0], ess[len(ess)/2])
+	}
+	all := func(int) bool { return true }
+	report("frame A_t entries", entries, all)
+	report("rho residual after A_t", resRho, all)
+	report("alpha residual after A_t^-T", resAlpha, func(q int) bool { return !anchor[q/dim] })
+	// Chain-mean frames: A_c fitted to chain c's mean of rho.
+	for c, ps := range kept {
+		cm := mat.NewDense(v, dim, nil)
+		for _, p := range ps {
+			cm.Add(cm, mat.NewDense(v, dim, p.Rho))
+		}
+		cm.Scale(1/float64(n), cm)
+		if err := qr.SolveTo(&a, false, cm); err != nil {
+			t.Fatal(err)
+		}
+		var diff, res mat.Dense
+		diff.Sub(cm, meanRho)
+		fit.Mul(meanRho, &a)
+		res.Sub(cm, &fit)
+		var sv mat.SVD
+		sv.Factorize(&a, mat.SVDNone)
+		t.Logf("chain %d: ||mean_c - mean|| %.3f, explained by a frame change %.1f%%, singular values of A_c %.3f",
+			c, mat.Norm(&diff, 2), 100*(1-math.Pow(mat.Norm(&res, 2)/mat.Norm(&diff, 2), 2)), sv.Values(nil))
+	}
+}
+
+// diagnoseSlow finds the slowest linear functions of the free coordinates
+// (time-lagged independent components of the top principal components of
+// the kept draws, lag 5) and logs their autocorrelation and where their
+// covariance pattern lies: the share of its squared norm in the tangent
+// space of the frame changes at the posterior mean (rho X, -alpha X^T), on
+// each side, and by token frequency. The same shares are logged for the
+// chain means' differences from the overall mean.
+func diagnoseSlow(t *testing.T, d *Data, kept [][]*Params, anchor []bool) {
+	const lag, pcs = 5, 150
+	v, dim := kept[0][0].V, kept[0][0].D
+	chains, n := len(kept), len(kept[0])
+	var free []int
+	for k := range 2 * v * dim {
+		if k < v*dim || !anchor[(k-v*dim)/dim] {
+			free = append(free, k)
+		}
+	}
+	m := len(free)
+	x := mat.NewDense(chains*n, m, nil)
+	for c, ps := range kept {
+		for s, p := range ps {
+			row := x.RawRowView(c*n + s)
+			for q, k := range free {
+				if k < v*dim {
+					row[q] = p.Rho[k]
+				} else {
+					row[q] = p.Alpha[k-v*dim]
+				}
+			}
+		}
+	}
+	mean := make([]float64, m)
+	for r := range chains * n {
+		axpy(1/float64(chains*n), x.RawRowView(r), mean)
+	}
+	for r := range chains * n {
+		axpy(-1, mean, x.RawRowView(r))
+	}
+	// Tangent space of the frame changes at the mean: one column per
+	// generator E_kl.
+	tan := mat.NewDense(m, dim*dim, nil)
+	for q, k := range free {
+		for kl := range dim * dim {
+			r, c := kl/dim, kl%dim
+			if k < v*dim { // (rho X)[i, c] = sum_r rho[i, r] X[r, c]
+				if k%dim == c {
+					tan.Set(q, kl, mean[q-k%dim+r])
+				}
+			} else if k%dim == r { // -(alpha X^T)[j, r] = -sum_c alpha[j, c] X[r, c]
+				tan.Set(q, kl, -mean[q-k%dim+c])
+			}
+		}
+	}
+	var tq mat.QR
+	tq.Factorize(tan)
+	var qmat mat.Dense
+	tq.QTo(&qmat)
+	basis := qmat.Slice(0, m, 0, dim*dim)
+	count := func(k int) float64 {
+		var ns []float64
+		if k < v*dim {
+			_, ns, _ = d.TargetPairs(k / dim)
+		} else {
+			_, ns, _ = d.ContextPairs((k - v*dim) / dim)
+		}
+		var s float64
+		for _, c := range ns {
+			s += c
+		}
+		return s
+	}
+	counts := make([]float64, m)
+	for q, k := range free {
+		counts[q] = count(k)
+	}
+	sorted := slices.Clone(counts)
+	slices.Sort(sorted)
+	describe := func(name string, p []float64) {
+		pv := mat.NewVecDense(m, p)
+		var proj mat.VecDense
+		proj.MulVec(basis.T(), pv)
+		total := mat.Dot(pv, pv)
+		var rho float64
+		var quart [4]float64
+		for q, k := range free {
+			if k < v*dim {
+				rho += p[q] * p[q]
+			}
+			qi := min(sort4(sorted, counts[q]), 3)
+			quart[qi] += p[q] * p[q]
+		}
+		t.Logf("%-22s in frame tangent %5.1f%% (random: %.1f%%), on rho %5.1f%%, by count quartile %.0f%% %.0f%% %.0f%% %.0f%%",
+			name, 100*mat.Dot(&proj, &proj)/total, 100*float64(dim*dim)/float64(m), 100*rho/total,
+			100*quart[0]/total, 100*quart[1]/total, 100*quart[2]/total, 100*quart[3]/total)
+	}
+	for c := range chains {
+		diff := make([]float64, m)
+		for s := range n {
+			axpy(1/float64(n), x.RawRowView(c*n+s), diff)
+		}
+		describe(fmt.Sprintf("chain %d mean - mean", c), diff)
+	}
+	var svd mat.SVD
+	if !svd.Factorize(x, mat.SVDThin) {
+		t.Fatal("SVD failed")
+	}
+	var u mat.Dense
+	svd.UTo(&u)
+	k := min(pcs, chains*n-1)
+	z := u.Slice(0, chains*n, 0, k) // whitened scores, up to a factor
+	c0 := mat.NewSymDense(k, nil)
+	ct := mat.NewSymDense(k, nil)
+	for c := range chains {
+		for s := 0; s+lag < n; s++ {
+			a, b := z.(*mat.Dense).RawRowView(c*n+s), z.(*mat.Dense).RawRowView(c*n+s+lag)
+			for i := range k {
+				for j := i; j < k; j++ {
+					c0.SetSym(i, j, c0.At(i, j)+(a[i]*a[j]+b[i]*b[j])/2)
+					ct.SetSym(i, j, ct.At(i, j)+(a[i]*b[j]+b[i]*a[j])/2)
+				}
+			}
+		}
+	}
+	// Generalised eigenproblem ct w = lambda c0 w through c0's Cholesky.
+	var ch mat.Cholesky
+	if !ch.Factorize(c0) {
+		t.Fatal("lagged covariance not positive definite")
+	}
+	var l, linv mat.TriDense
+	ch.LTo(&l)
+	if err := linv.InverseTri(&l); err != nil {
+		t.Fatal(err)
+	}
+	var tmp, sym mat.Dense
+	tmp.Mul(&linv, ct)
+	sym.Mul(&tmp, linv.T())
+	ss := mat.NewSymDense(k, nil)
+	for i := range k {
+		for j := i; j < k; j++ {
+			ss.SetSym(i, j, (sym.At(i, j)+sym.At(j, i))/2)
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(ss, true) {
+		t.Fatal("eigen failed")
+	}
+	vals := es.Values(nil)
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	for e := k - 1; e >= k-5; e-- {
+		// w = L^-T y; the slow observable is z w, its pattern x^T z w.
+		var w, obs, pattern mat.VecDense
+		w.MulVec(linv.T(), vecs.ColView(e))
+		obs.MulVec(z, &w)
+		pattern.MulVec(x.T(), &obs)
+		tau := -lag / math.Log(vals[e])
+		describe(fmt.Sprintf("slow %d (lag-%d ac %.3f, time %.0f)", k-1-e, lag, vals[e], tau), pattern.RawVector().Data)
+	}
+	t.Logf("fastest of the %d: lag-%d autocorrelation %.3f", k, lag, vals[0])
+}
+
+// sort4 returns the quartile of c in sorted.
+func sort4(sorted []float64, c float64) int {
+	i, _ := slices.BinarySearch(sorted, c)
+	return 4 * i / len(sorted)
 }
