@@ -3,11 +3,9 @@ package stages
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
@@ -21,8 +19,7 @@ var ErrNoDraws = errors.New("stages: no draws to start from")
 // lastDraws holds the last draw of every chain of a previous fit.
 type lastDraws struct {
 	fp input.Fingerprint
-	// last[k] maps token to (rho, alpha) at the last draw of the k-th
-	// chain in ascending chain id; either vector may be nil.
+	// last[c] maps token to (rho, alpha) at the last draw of chain c.
 	last []map[string]*[2][]float32
 }
 
@@ -37,116 +34,39 @@ func readLastDraws(dir string, dim int) (*lastDraws, error) {
 	if err != nil {
 		return nil, err
 	}
-	type chainLast struct {
-		draw   int32
-		tokens map[string]*[2][]float32
-	}
-	byChain := map[int16]*chainLast{}
-	add := func(chain int16, draw int32, param, token string, k int, vec []float32, row int64) error {
-		cl := byChain[chain]
-		if cl == nil || draw > cl.draw {
-			cl = &chainLast{draw: draw, tokens: map[string]*[2][]float32{}}
-			byChain[chain] = cl
-		} else if draw < cl.draw {
-			return nil
-		}
-		side := 0
-		if param == formats.ParamAlpha {
-			side = 1
-		} else if param != formats.ParamRho {
-			return fmt.Errorf("%s: row %d: param %q, want rho or alpha", path, row, param)
-		}
-		v := cl.tokens[token]
-		if v == nil {
-			v = &[2][]float32{}
-			cl.tokens[token] = v
-		}
-		if k < 0 {
-			v[side] = append([]float32(nil), vec...)
-			return nil
-		}
-		if v[side] == nil {
-			v[side] = make([]float32, dim)
-		}
-		v[side][k] = vec[0]
-		return nil
-	}
-	if err := scanDraws(path, dim, add); err != nil {
-		return nil, err
-	}
-	if len(byChain) == 0 {
+	r, err := formats.OpenDraws(path)
+	if errors.Is(err, formats.ErrNoDraws) {
 		return nil, fmt.Errorf("init-from %s: %w: %s has no rows", dir, ErrNoDraws, path)
 	}
-	ids := make([]int, 0, len(byChain))
-	for c := range byChain {
-		ids = append(ids, int(c))
+	if err != nil {
+		return nil, err
 	}
-	sort.Ints(ids)
+	defer r.Close()
+	if r.Dim() != dim {
+		return nil, fmt.Errorf("%s: row 0: vectors of dimension %d, this fit has dimension %d", path, r.Dim(), dim)
+	}
+	// The reader checks that chains come in order from 0, so the last
+	// draw of chain c is the one read before chain c+1 starts.
+	var last [][]float32
+	for r.Next() {
+		if r.Chain() == len(last) {
+			last = append(last, nil)
+		}
+		last[r.Chain()] = append(last[r.Chain()][:0], r.Values()...)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
 	l := &lastDraws{fp: fp}
-	for _, c := range ids {
-		l.last = append(l.last, byChain[int16(c)].tokens)
+	v := len(r.Tokens())
+	for _, vals := range last {
+		tokens := make(map[string]*[2][]float32, v)
+		for k, tok := range r.Tokens() {
+			tokens[tok] = &[2][]float32{vals[k*dim : (k+1)*dim], vals[(v+k)*dim : (v+k+1)*dim]}
+		}
+		l.last = append(l.last, tokens)
 	}
 	return l, nil
-}
-
-// scanDraws passes every row of a draws file to add: the whole vector with
-// k = -1 in the vector layout, coordinate k in the long layout.
-func scanDraws(path string, dim int, add func(chain int16, draw int32, param, token string, k int, vec []float32, row int64) error) error {
-	wrongDim := func(row int64, got int) error {
-		return fmt.Errorf("%s: row %d: vectors of dimension %d, this fit has dimension %d", path, row, got, dim)
-	}
-	r, err := formats.Open[formats.DrawRow](path, formats.SchemaDraws)
-	if err == nil {
-		defer r.Close()
-		buf := make([]formats.DrawRow, 4096)
-		var row int64
-		for {
-			n, err := r.Read(buf)
-			for _, d := range buf[:n] {
-				if len(d.Vector) != dim {
-					return wrongDim(row, len(d.Vector))
-				}
-				if err := add(d.Chain, d.Draw, d.Param, d.Token, -1, d.Vector, row); err != nil {
-					return err
-				}
-				row++
-			}
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
-	if !errors.Is(err, formats.ErrNotPwe) {
-		return err
-	}
-	lr, lerr := formats.Open[formats.DrawLongRow](path, formats.SchemaDrawsLong)
-	if lerr != nil {
-		return err
-	}
-	defer lr.Close()
-	buf := make([]formats.DrawLongRow, 4096)
-	var row int64
-	for {
-		n, err := lr.Read(buf)
-		for _, d := range buf[:n] {
-			if int(d.Dim) < 0 || int(d.Dim) >= dim {
-				return wrongDim(row, int(d.Dim)+1)
-			}
-			if err := add(d.Chain, d.Draw, d.Param, d.Token, int(d.Dim), []float32{d.Value}, row); err != nil {
-				return err
-			}
-			row++
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // starts returns the chains' starting points: the MAP m, overwritten by
@@ -162,12 +82,8 @@ func (l *lastDraws) starts(tokens []string, m *posterior.Params, chains int) []*
 			if v == nil {
 				continue
 			}
-			if v[0] != nil {
-				toFloat64(p.Target(i), v[0])
-			}
-			if v[1] != nil {
-				toFloat64(p.Context(i), v[1])
-			}
+			toFloat64(p.Target(i), v[0])
+			toFloat64(p.Context(i), v[1])
 		}
 		out[c] = p
 	}

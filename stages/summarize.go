@@ -3,11 +3,8 @@ package stages
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,8 +50,10 @@ type SummarizeConfig struct {
 	Output string `json:"-" yaml:"-"`
 	// Threads summarise quantities in parallel (0: every core).
 	Threads int `json:"-" yaml:"-"`
-	// TempDir holds the similarity scores of the queries while the draws
-	// are read, 4 bytes x queries x tokens x draws (default: Output).
+	// TempDir is ignored.
+	//
+	// Deprecated: the neighbour search no longer writes a temporary file;
+	// it reads the draws a second time where it must.
 	TempDir string `json:"-" yaml:"-"`
 }
 
@@ -68,9 +67,6 @@ func (c SummarizeConfig) WithDefaults() SummarizeConfig {
 	}
 	if c.Output == "" {
 		c.Output = c.Fit
-	}
-	if c.TempDir == "" {
-		c.TempDir = c.Output
 	}
 	c.Threads = threadsOrDefault(c.Threads)
 	return c
@@ -122,12 +118,11 @@ type SummarizeStats struct {
 	Seconds       float64 `json:"-"`
 }
 
-// Summarize runs the summarize stage. It reads draws.parquet once, draw by
-// draw, holding the pairs' values for every draw and, for neighbours, one
-// draw's vectors and a score matrix of queries x tokens; the scores of
-// every draw go to a temporary file (float32, the precision of the draws)
-// and are read back once the candidates, the tokens among a query's top K
-// in at least one draw, are known. A quantity that is the same in every
+// Summarize runs the summarize stage. It reads draws.parquet draw by draw,
+// holding the pairs' values for every draw and, for neighbours, one draw's
+// vectors, a score matrix of queries x tokens and the nearest tokens of
+// every draw and query (see neighbourPass); the draws are read a second
+// time only if a candidate neighbour was not among those kept. A quantity that is the same in every
 // draw (with Vectors "alpha", the cosine or dot product of two anchors,
 // whose context vectors are fixed) gets sd 0 and NaN R-hat, ESS and MCSE,
 // as package diag defines them for constant draws.
@@ -157,13 +152,7 @@ func Summarize(ctx context.Context, cfg SummarizeConfig) (SummarizeStats, error)
 		return SummarizeStats{}, err
 	}
 
-	nb := newNeighbourPass(queries, len(ds.ids), cfg.Top, kind)
-	if nb != nil {
-		if err := nb.createSpill(cfg.TempDir); err != nil {
-			return SummarizeStats{}, err
-		}
-		defer nb.remove()
-	}
+	nb := newNeighbourPass(queries, len(ds.ids), cfg.Top, kind, ds.r.NumDraws())
 	var pairVals []float64 // draw after draw, PairQuantities per pair
 	per := posterior.PairQuantities * len(pairs)
 	for ds.Next() {
@@ -177,9 +166,7 @@ func Summarize(ctx context.Context, cfg SummarizeConfig) (SummarizeStats, error)
 			posterior.PairValues(pairVals[off:], p, pairs, kind)
 		}
 		if nb != nil {
-			if err := nb.addDraw(p); err != nil {
-				return SummarizeStats{}, err
-			}
+			nb.addDraw(p)
 		}
 	}
 	if err := ds.Err(); err != nil {
@@ -192,7 +179,8 @@ func Summarize(ctx context.Context, cfg SummarizeConfig) (SummarizeStats, error)
 	st := SummarizeStats{Chains: chains, DrawsPerChain: n, Tokens: len(ds.ids), Pairs: len(pairs), Queries: len(queries)}
 	var nrows []formats.NeighbourRow
 	if nb != nil {
-		if nrows, err = nb.finish(ctx, chains, ds.ids, ds.tokens); err != nil {
+		reopen := func() (*drawStream, error) { return openDraws(drawsPath) }
+		if nrows, err = nb.finish(ctx, chains, ds.ids, ds.tokens, reopen); err != nil {
 			return st, err
 		}
 		st.Neighbours = len(nrows)
@@ -263,113 +251,139 @@ func summarizeEach(dst []formats.Stats, chains, threads int, column func(t, k in
 	wg.Wait()
 }
 
+// neighbourCacheBytes bounds the memory of the nearest tokens kept per
+// draw and query (8 bytes each) between the two passes of neighbourPass,
+// and neighbourKeepMax their number: selecting and sorting more than about
+// a thousand per draw costs more than it saves.
+var (
+	neighbourCacheBytes = 64 << 20
+	neighbourKeepMax    = 1024
+)
+
 // neighbourPass finds the nearest neighbours of the queries draw by draw.
 // The first pass (addDraw) scores every token against every query by one
-// matrix product, counts the tokens among each query's top K and spills
-// the scores; finish reads the scores back to rank the candidates.
+// matrix product, counts the tokens among each query's top K and keeps,
+// per draw and query, the M nearest tokens and their scores (M >= K, as
+// many as neighbourCacheBytes allows). The candidates, the tokens among a
+// query's top K in at least one draw, are known only after the last draw;
+// finish then needs every candidate's score and rank in every draw. A
+// candidate among the M kept has both exactly: the kept tokens are all
+// those scoring at least the M-th score, so every token scoring above a
+// kept candidate is kept too, and its rank is 1 + the number of kept
+// tokens above it. Only the draws where some candidate fell outside the M
+// kept are scored again, in a second pass over the draws, and scored
+// exactly as in the first, from the same float32 values by the same code.
 type neighbourPass struct {
 	queries []int
 	v, top  int
+	keep    int // M
 	scorer  posterior.CosineScorer
 	scores  []float64 // queries x v of the current draw
 	counts  []int32   // queries x v: draws with the token among the top K
 	sel     []int
-	spill   *os.File
-	w       *bufio.Writer
-	raw     []byte
-	draws   int
+	// The kept tokens of draw g and query q are nearID[end[i-1]:end[i]]
+	// with i = g*len(queries)+q, nearest first.
+	nearID    []int32
+	nearScore []float32
+	end       []int
+	draws     int
 }
 
-func newNeighbourPass(queries []int, v, top int, kind posterior.VectorKind) *neighbourPass {
+func newNeighbourPass(queries []int, v, top int, kind posterior.VectorKind, draws int) *neighbourPass {
 	if len(queries) == 0 {
 		return nil
 	}
 	q := len(queries)
+	keep := neighbourCacheBytes / (8 * q * max(draws, 1))
+	keep = max(top, min(keep, neighbourKeepMax, v-1))
 	return &neighbourPass{
-		queries: queries, v: v, top: top, scorer: posterior.CosineScorer{Kind: kind},
-		scores: make([]float64, q*v), counts: make([]int32, q*v), raw: make([]byte, 4*q*v),
+		queries: queries, v: v, top: top, keep: keep, scorer: posterior.CosineScorer{Kind: kind},
+		scores: make([]float64, q*v), counts: make([]int32, q*v),
 	}
 }
 
-func (nb *neighbourPass) createSpill(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".pwe-scores-*")
-	if err != nil {
-		return fmt.Errorf("neighbour scores: %w", err)
-	}
-	nb.spill, nb.w = f, bufio.NewWriterSize(f, 1<<20)
-	return nil
-}
-
-func (nb *neighbourPass) remove() {
-	nb.spill.Close()
-	os.Remove(nb.spill.Name())
-}
-
-// addDraw scores one draw. Scores are rounded to float32 before anything
-// is decided, so that the top K here and the ranks from the spilled
-// scores agree exactly.
-func (nb *neighbourPass) addDraw(p *posterior.Params) error {
+// score writes the current draw's scores, rounded to float32 (the
+// precision of the draws) before anything is decided, so that both passes
+// decide on the same numbers.
+func (nb *neighbourPass) score(p *posterior.Params) []float64 {
 	s := nb.scorer.Scores(nb.scores, p, nb.queries)
-	b := nb.raw[:0]
 	for i, x := range s {
-		f := float32(x)
-		s[i] = float64(f)
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+		s[i] = float64(float32(x))
 	}
-	if _, err := nb.w.Write(b); err != nil {
-		return fmt.Errorf("neighbour scores: %w", err)
-	}
+	return s
+}
+
+// addDraw scores one draw, counts the top K and keeps the M nearest.
+func (nb *neighbourPass) addDraw(p *posterior.Params) {
+	s := nb.score(p)
 	for q, query := range nb.queries {
 		row := s[q*nb.v : (q+1)*nb.v]
-		nb.sel = posterior.TopK(nb.sel[:0], row, nb.top, query)
-		for _, j := range nb.sel {
-			nb.counts[q*nb.v+j]++
+		nb.sel = posterior.TopK(nb.sel[:0], row, nb.keep, query)
+		rank := 0
+		for n, j := range nb.sel {
+			if n == 0 || row[j] != row[nb.sel[n-1]] {
+				rank = n + 1
+			}
+			if rank <= nb.top {
+				nb.counts[q*nb.v+j]++
+			}
+			nb.nearID = append(nb.nearID, int32(j))
+			nb.nearScore = append(nb.nearScore, float32(row[j]))
 		}
+		nb.end = append(nb.end, len(nb.nearID))
 	}
 	nb.draws++
-	return nil
 }
 
 // finish ranks the candidates in every draw and summarises them, ordered
 // by query, then by descending probability of being in the top K, rank
-// and token id.
-func (nb *neighbourPass) finish(ctx context.Context, chains int, ids []int32, tokens []string) ([]formats.NeighbourRow, error) {
-	if err := nb.w.Flush(); err != nil {
-		return nil, fmt.Errorf("neighbour scores: %w", err)
-	}
+// and token id. reopen opens the draws again for the second pass.
+func (nb *neighbourPass) finish(ctx context.Context, chains int, ids []int32, tokens []string, reopen func() (*drawStream, error)) ([]formats.NeighbourRow, error) {
 	nq, g := len(nb.queries), nb.draws
 	cands := make([][]int, nq)
 	sims := make([][]float64, nq) // candidate-major: sims[q][c*g+draw]
 	ranks := make([][]float64, nq)
+	slot := make([]int32, nq*nb.v) // candidate index of token j for query q, or -1
 	for q := range nq {
 		for j, n := range nb.counts[q*nb.v : (q+1)*nb.v] {
+			slot[q*nb.v+j] = -1
 			if n > 0 {
+				slot[q*nb.v+j] = int32(len(cands[q]))
 				cands[q] = append(cands[q], j)
 			}
 		}
 		sims[q] = make([]float64, len(cands[q])*g)
 		ranks[q] = make([]float64, len(cands[q])*g)
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(nb.spill, 0, int64(g)*int64(len(nb.raw))), 1<<20)
-	var rk []int
+	again := make([]bool, g) // draws to score again
+	rescore := false
 	for d := range g {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if _, err := io.ReadFull(r, nb.raw); err != nil {
-			return nil, fmt.Errorf("neighbour scores: %w", err)
-		}
-		decodeFloats64(nb.scores, nb.raw)
-		for q, query := range nb.queries {
-			row := nb.scores[q*nb.v : (q+1)*nb.v]
-			rk = posterior.Ranks(slices.Grow(rk[:0], len(cands[q]))[:len(cands[q])], row, cands[q], query)
-			for c, j := range cands[q] {
-				sims[q][c*g+d] = row[j]
-				ranks[q][c*g+d] = float64(rk[c])
+		for q := range nq {
+			i := d*nq + q
+			from := 0
+			if i > 0 {
+				from = nb.end[i-1]
 			}
+			found, rank := 0, 0
+			for n := from; n < nb.end[i]; n++ {
+				x := nb.nearScore[n]
+				if n == from || x != nb.nearScore[n-1] {
+					rank = n - from + 1
+				}
+				if c := slot[q*nb.v+int(nb.nearID[n])]; c >= 0 {
+					sims[q][int(c)*g+d] = float64(x)
+					ranks[q][int(c)*g+d] = float64(rank)
+					found++
+				}
+			}
+			if found < len(cands[q]) {
+				again[d], rescore = true, true
+			}
+		}
+	}
+	if rescore {
+		if err := nb.rescore(ctx, again, cands, sims, ranks, reopen); err != nil {
+			return nil, err
 		}
 	}
 	var rows []formats.NeighbourRow
@@ -416,10 +430,44 @@ func (nb *neighbourPass) finish(ctx context.Context, chains int, ids []int32, to
 	return rows, nil
 }
 
-func decodeFloats64(dst []float64, raw []byte) {
-	for i := range dst {
-		dst[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+// rescore reads the draws again and, in the draws marked in again, ranks
+// every candidate among all the scores.
+func (nb *neighbourPass) rescore(ctx context.Context, again []bool, cands [][]int, sims, ranks [][]float64, reopen func() (*drawStream, error)) error {
+	ds, err := reopen()
+	if err != nil {
+		return err
 	}
+	defer ds.Close()
+	g := len(again)
+	var rk []int
+	d := 0
+	for ; ds.Next(); d++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d >= g {
+			break
+		}
+		if !again[d] {
+			continue
+		}
+		s := nb.score(ds.Params())
+		for q, query := range nb.queries {
+			row := s[q*nb.v : (q+1)*nb.v]
+			rk = posterior.Ranks(slices.Grow(rk[:0], len(cands[q]))[:len(cands[q])], row, cands[q], query)
+			for c, j := range cands[q] {
+				sims[q][c*g+d] = row[j]
+				ranks[q][c*g+d] = float64(rk[c])
+			}
+		}
+	}
+	if err := ds.Err(); err != nil {
+		return err
+	}
+	if d != g {
+		return fmt.Errorf("%s: changed while being read: %d draws, then %d", ds.path, g, d)
+	}
+	return nil
 }
 
 // resolvePairs reads the pairs file and expands PairsAllAmong into rows of
