@@ -49,12 +49,13 @@ type Progress struct {
 	log   *slog.Logger
 	stage string
 	unit  string
-	total int64
+	total int64 // guarded by mu
 	style progressStyle
 
-	done atomic.Int64
+	done    atomic.Int64
+	skipped atomic.Int64 // part of done that was done before (Skip)
 
-	mu          sync.Mutex // guards start, last and ended
+	mu          sync.Mutex // guards total, start, last and ended
 	start, last time.Time
 	ended       bool
 }
@@ -77,22 +78,53 @@ func (p *Progress) Add(n int64) {
 	if p == nil {
 		return
 	}
-	done := p.done.Add(n)
+	p.done.Add(n)
 	if p.style == styleOff {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.update()
+}
+
+// update shows the count if the last showing is long enough ago; p.mu is
+// held.
+func (p *Progress) update() {
 	period := p.r.cfg.Interval
 	if p.style == styleBar {
 		period /= 50
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	now := p.r.cfg.Now()
 	if p.ended || now.Sub(p.last) < period {
 		return
 	}
 	p.last = now
-	p.show(done, now)
+	p.show(p.done.Load(), now)
+}
+
+// Skip records n units of work done before this report began, such as
+// the sweeps of a resumed fit: they count towards the total, not towards
+// the rate.
+func (p *Progress) Skip(n int64) {
+	if p == nil {
+		return
+	}
+	p.skipped.Add(n)
+	p.Add(n)
+}
+
+// SetTotal changes the work expected (0: unknown), for a step that learns
+// it as it goes; it makes Progress a stages.ReadProgress.
+func (p *Progress) SetTotal(total int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total = total
+	if p.style != styleOff {
+		p.update()
+	}
 }
 
 // Done ends the report and takes the bar off the screen (the stage's
@@ -131,7 +163,7 @@ func (p *Progress) show(done int64, now time.Time) {
 	elapsed := now.Sub(p.start).Seconds()
 	rate := 0.0
 	if elapsed > 0 {
-		rate = float64(done) / elapsed
+		rate = float64(done-p.skipped.Load()) / elapsed
 	}
 	eta := -1.0
 	if p.total > 0 && rate > 0 && done <= p.total {
@@ -248,10 +280,34 @@ func FitSweeps(cfg stages.FitConfig) int64 {
 	return int64(cfg.Chains) * int64(*cfg.Warmup+cfg.Draws*cfg.Thin)
 }
 
-// SweepCounter adapts p to the fit stage's OnSweep hook.
+// ReadCounter adapts p to the Progress hook of the tokenize, count and
+// movielens stages, which report the raw bytes of input they read (and
+// set the total).
+func ReadCounter(p *Progress) stages.ReadProgress {
+	if p == nil {
+		return nil
+	}
+	return p
+}
+
+// SweepCounter adapts p to the fit stage's OnSweep hook. A chain whose
+// first sweep reported is not its first was resumed from a checkpoint: its
+// earlier sweeps count as skipped, so the report starts where the
+// interrupted run stopped.
 func SweepCounter(p *Progress) func(chain, sweep int) {
 	if p == nil {
 		return nil
 	}
-	return func(int, int) { p.Add(1) }
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	return func(chain, sweep int) {
+		mu.Lock()
+		first := !seen[chain]
+		seen[chain] = true
+		mu.Unlock()
+		if first && sweep > 0 {
+			p.Skip(int64(sweep))
+		}
+		p.Add(1)
+	}
 }

@@ -224,3 +224,33 @@ func TestFitSweeps(t *testing.T) {
 		t.Errorf("FitSweeps(map) = %d, want 0", got)
 	}
 }
+
+// TestSweepCounterResumed checks that a resumed fit's report starts at the
+// sweeps done before the interruption, and that they do not count in the
+// rate (so the time left is that of the sweeps still to run).
+func TestSweepCounterResumed(t *testing.T) {
+	var buf bytes.Buffer
+	clk := newFake()
+	r := NewReporter(&buf, ReporterConfig{Interval: 10 * time.Second, Now: clk.now})
+	p := r.Progress("fit", "sweeps", 200)
+	count := SweepCounter(p)
+	count(0, 60) // chain 0 resumed after 60 sweeps
+	count(1, 40) // chain 1 after 40
+	if p.Count() != 102 {
+		t.Fatalf("count %d after the first resumed sweeps, want 60+1 + 40+1", p.Count())
+	}
+	for sw := 61; sw < 78; sw++ {
+		count(0, sw)
+	}
+	clk.advance(10 * time.Second)
+	count(1, 41) // 20 sweeps run in 10 s: 2/s, 80 left
+	want := "fit: 120/200 sweeps (60%), 2.0 sweeps/s, about 40s left\n"
+	if got := buf.String(); got != want {
+		t.Errorf("progress line %q, want %q", got, want)
+	}
+	fresh := r.Progress("fit", "sweeps", 10)
+	SweepCounter(fresh)(0, 0)
+	if fresh.Count() != 1 {
+		t.Errorf("a fresh chain's first sweep counted %d, want 1", fresh.Count())
+	}
+}

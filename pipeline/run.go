@@ -101,6 +101,13 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		if err == nil {
 			err = publish(st, cfg.staging(st.name))
 		}
+		var interrupted *stages.InterruptedError
+		if errors.As(err, &interrupted) {
+			// The fit's own message names pwe fit's --resume; pwe run
+			// resumes by itself.
+			log.Error(fmt.Sprintf("interrupted; the chains' state is saved in %s: run the same pwe run again to continue (--force starts over)",
+				interrupted.Checkpoint))
+		}
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", st.name, err)
 		}
@@ -185,7 +192,13 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		outs, staged := stagedPaths(c.Output, ml.Output, VocabFile, CountsFile)
 		plan = append(plan, stage{
 			name: "movielens", settings: ml, seed: ml.Seed, inputs: ins, outputs: outs, staged: staged,
-			run: func(ctx context.Context) (any, error) { return stages.MovieLens(ctx, ml) },
+			run: func(ctx context.Context) (any, error) {
+				p := opt.Reporter.Progress("movielens", UnitBytes, 0)
+				defer p.Done()
+				ml := ml
+				ml.Progress = ReadCounter(p)
+				return stages.MovieLens(ctx, ml)
+			},
 		})
 	} else {
 		paths, err := input.Expand(c.Input.Paths)
@@ -196,7 +209,13 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		tk.Input, tk.Output, tk.Threads = *c.Input, filepath.Join(c.staging("tokenize"), VocabFile), c.Threads
 		plan = append(plan, stage{
 			name: "tokenize", settings: tk, inputs: paths, outputs: []string{vocab}, staged: []string{tk.Output},
-			run: func(ctx context.Context) (any, error) { return stages.Tokenize(ctx, tk) },
+			run: func(ctx context.Context) (any, error) {
+				p := opt.Reporter.Progress("tokenize", UnitBytes, 0)
+				defer p.Done()
+				tk := tk
+				tk.Progress = ReadCounter(p)
+				return stages.Tokenize(ctx, tk)
+			},
 		})
 		ct := c.Count
 		ct.Input, ct.Vocab, ct.Output = *c.Input, vocab, filepath.Join(c.staging("count"), CountsFile)
@@ -204,7 +223,13 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		ct.Seed = seedOr(ct.Seed, c.Seed)
 		plan = append(plan, stage{
 			name: "count", settings: ct, seed: ct.Seed, inputs: append(paths, vocab), outputs: []string{counts}, staged: []string{ct.Output},
-			run: func(ctx context.Context) (any, error) { return stages.Count(ctx, ct) },
+			run: func(ctx context.Context) (any, error) {
+				p := opt.Reporter.Progress("count", UnitBytes, 0)
+				defer p.Done()
+				ct := ct
+				ct.Progress = ReadCounter(p)
+				return stages.Count(ctx, ct)
+			},
 		})
 	}
 	if c.SkipFit {
@@ -229,7 +254,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 			p := opt.Reporter.Progress("fit", "sweeps", FitSweeps(ft))
 			defer p.Done()
 			ft := ft
-			ft.OnSweep = SweepCounter(p)
+			ft.OnSweep = chainSweeps(SweepCounter(p), ft.OnSweep)
 			// An interrupted fit of the same inputs and settings continues
 			// from its checkpoint (--force starts over).
 			if ft.Resume = !opt.Force && stages.FitCheckpointMatches(ft); ft.Resume {
@@ -246,7 +271,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 	var summarized []string
 	if c.Summarize.Wants() {
 		sm := c.Summarize
-		sm.Fit, sm.Output, sm.Threads, sm.TempDir = fitDir, c.staging("summarize"), c.Threads, c.TempDir
+		sm.Fit, sm.Output, sm.Threads = fitDir, c.staging("summarize"), c.Threads
 		sm = sm.WithDefaults()
 		var names []string
 		for _, p := range sm.Outputs() {
@@ -281,6 +306,18 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		})
 	}
 	return plan, nil
+}
+
+// chainSweeps calls both sweep hooks: a library caller's Fit.OnSweep
+// survives the progress report's.
+func chainSweeps(a, b func(chain, sweep int)) func(chain, sweep int) {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(chain, sweep int) { a(chain, sweep); b(chain, sweep) }
 }
 
 func seedOr(s, fallback uint64) uint64 {

@@ -111,6 +111,42 @@
 // log-likelihoods are summed per token and then in token order, for the
 // same reason. Sink calls are serialised by the engine.
 //
+// # Checkpoints
+//
+// A chain can stop between two sweeps and go on later as if it had not:
+// GibbsConfig.Checkpoint receives its ChainState (the sweeps completed,
+// the Params, the frame-change moves' adapted step size and
+// preconditioner, and the acceptance and wall-time counters of the
+// current draw), and GibbsConfig.Resume hands such states back. Because
+// every random stream is keyed by (seed, chain, sweep, side, token) and
+// re-seeded before use, the sweep count is the whole of the generators'
+// position: no generator state is saved, and a resumed chain makes the
+// same draws bit for bit, whatever Threads. On cancellation each chain
+// delivers the state of its last completed sweep (a sweep cut short is
+// undone), and Checkpoint calls are serialised with the Sink's, so a
+// caller can make the draws up to a state durable in the same call
+// (stages does: chain files beside the spilled draws). ChainState.WriteTo
+// and ReadChainState, and Params.WriteTo and ReadParams, give the
+// encodings (little-endian, bit for bit; a magic number with a version
+// byte, and bounded sizes, so a damaged file fails with ErrBadState).
+//
+// # Laplace approximation
+//
+// Laplace draws independent samples from the Gaussian centred at the MAP
+// whose precision is the negative Hessian of the log posterior in the
+// free coordinates, the anchors' context vectors fixed at their MAP
+// values (the same identification as the Gibbs sampler's). The Hessian's
+// blocks per pair, including the r I term of the cross block that the
+// Gauss-Newton approximation leaves out, are derived in the comment of
+// Laplace in laplace.go. LaplaceDense factorises the whole precision
+// (keeping the correlations between vectors; at most MaxDenseLaplace
+// free coordinates); LaplacePerToken, the reference paper's variant for
+// large vocabularies, takes each vector's D x D block alone and so
+// understates the marginal variances where vectors are correlated. A
+// factorisation that fails, or is too ill-conditioned, falls back to an
+// eigen-decomposition with the curvature floored at the prior's. Like the
+// Gibbs draws, the Laplace draws do not depend on Threads.
+//
 // # Memory
 //
 // Data stores every pair twice, by target (context id int32, n and kappa

@@ -65,6 +65,8 @@ type CountConfig struct {
 	// beyond it sorted runs spill to TempDir.
 	Memory  int64  `json:"-" yaml:"-"`
 	TempDir string `json:"-" yaml:"-"`
+	// Progress, if set, follows the reading of the corpus.
+	Progress ReadProgress `json:"-" yaml:"-"`
 }
 
 // DefaultMemory is the count stage's default memory budget.
@@ -240,7 +242,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		return CountStats{}, err
 	}
 	defer counter.Close()
-	r, err := cfg.Input.open()
+	r, err := cfg.Input.open(cfg.Progress)
 	if err != nil {
 		return CountStats{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -65,6 +66,9 @@ type MovieLensConfig struct {
 	// unsorted file, the stored baskets and the pair counting.
 	Memory  int64  `json:"-" yaml:"-"`
 	TempDir string `json:"-" yaml:"-"`
+	// Progress, if set, follows the reading of the ratings file over all
+	// its passes (two or three).
+	Progress ReadProgress `json:"-" yaml:"-"`
 }
 
 // WithDefaults fills unset fields.
@@ -171,7 +175,12 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 	}
 	format, _ := movielens.ParseFormat(cfg.Format)
 	ropt := movielens.Options{Format: format, SkipBadLines: cfg.SkipBadLines}
+	passes := newPassProgress(cfg.Progress, cfg.Ratings)
+	ropt.OnRead = passes.onRead()
 	open := func() (*movielens.Reader, error) { return movielens.Open(cfg.Ratings, ropt) }
+	// A file sorted by user is read three times (movie counts, tally,
+	// baskets), unless the baskets fit in memory after the tally.
+	passes.expect(3)
 
 	prevLimit := debug.SetMemoryLimit(cfg.Memory + cfg.Memory/16)
 	defer debug.SetMemoryLimit(prevLimit)
@@ -179,7 +188,7 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 	// The stored baskets may take a quarter of the budget, the grouping of
 	// an unsorted file half; the pair counter gets what is left.
 	var stats MovieLensStats
-	b, src, err := countMovies(ctx, cfg, open, &stats)
+	b, src, err := countMovies(ctx, cfg, open, passes, &stats)
 	if err != nil {
 		return stats, err
 	}
@@ -188,6 +197,11 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 	}
 	if err := b.Tally(ctx, src); err != nil {
 		return stats, err
+	}
+	if _, inMemory := src.(*baskets.MemorySource); inMemory || b.StoredBaskets() {
+		passes.expect(0)
+	} else {
+		passes.expect(1)
 	}
 	rs := src.ReadStats()
 	stats.Format, stats.Ratings = rs.Format.String(), rs.Ratings
@@ -268,7 +282,7 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 
 // countMovies runs the first pass over the file as it is, sorted by user;
 // if it is not, it groups the ratings in memory and runs the pass there.
-func countMovies(ctx context.Context, cfg MovieLensConfig, open baskets.Opener, stats *MovieLensStats) (*baskets.Builder, baskets.Source, error) {
+func countMovies(ctx context.Context, cfg MovieLensConfig, open baskets.Opener, passes *passProgress, stats *MovieLensStats) (*baskets.Builder, baskets.Source, error) {
 	b, err := baskets.NewBuilder(cfg.options(), cfg.Memory/4)
 	if err != nil {
 		return nil, nil, err
@@ -279,6 +293,7 @@ func countMovies(ctx context.Context, cfg MovieLensConfig, open baskets.Opener, 
 		return b, src, err
 	}
 	stats.Grouped = true
+	passes.expect(2) // LoadMemory reads the file twice more, then works in memory
 	mem, err := baskets.LoadMemory(ctx, open, cfg.Memory/2)
 	if errors.Is(err, baskets.ErrTooLarge) {
 		return nil, nil, fmt.Errorf("%s is not sorted by user and %w: raise --memory or sort it by user id first", cfg.Ratings, err)
@@ -290,6 +305,43 @@ func countMovies(ctx context.Context, cfg MovieLensConfig, open baskets.Opener, 
 		return nil, nil, err
 	}
 	return b, mem, b.CountMovies(ctx, mem)
+}
+
+// passProgress reports the reading of a file read several times: the
+// total is what was read so far plus the size times the passes still to
+// come, corrected as the stage learns how many there are.
+type passProgress struct {
+	p    ReadProgress // nil: no report
+	size int64        // 0: unknown
+	read atomic.Int64
+}
+
+func newPassProgress(p ReadProgress, path string) *passProgress {
+	pp := &passProgress{p: p}
+	if p != nil {
+		pp.size = rawSize([]string{path})
+	}
+	return pp
+}
+
+// onRead returns the hook for movielens.Options.OnRead (nil without a
+// report).
+func (pp *passProgress) onRead() func(int64) {
+	if pp.p == nil {
+		return nil
+	}
+	return func(n int64) {
+		pp.read.Add(n)
+		pp.p.Add(n)
+	}
+}
+
+// expect announces, between passes, that the file will be read passes
+// more times.
+func (pp *passProgress) expect(passes int) {
+	if pp.p != nil && pp.size > 0 {
+		pp.p.SetTotal(pp.read.Load() + int64(passes)*pp.size)
+	}
 }
 
 // readTitles reads the movies file named in cfg or found beside the

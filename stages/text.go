@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/internal/sample"
 	"github.com/pwe-project/pwe/tokenize"
 )
 
@@ -52,8 +53,9 @@ func (t TextInput) Validate() error {
 	return err
 }
 
-// open expands the input paths and opens a document reader over them.
-func (t TextInput) open() (*input.Reader, error) {
+// open expands the input paths and opens a document reader over them,
+// reporting its reading to p (if not nil).
+func (t TextInput) open(p ReadProgress) (*input.Reader, error) {
 	opts, err := t.options()
 	if err != nil {
 		return nil, err
@@ -62,7 +64,48 @@ func (t TextInput) open() (*input.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return input.NewReader(paths, opts), nil
+	r := input.NewReader(paths, opts)
+	if p != nil {
+		p.SetTotal(rawSize(paths))
+		r.OnRead(p.Add)
+	}
+	return r, nil
+}
+
+// ReadProgress follows a stage's reading of its input files, counted in raw
+// bytes as stored (compressed bytes for a compressed file), so that the
+// total is known from the files' sizes before reading starts.
+// pipeline.Progress implements it.
+type ReadProgress interface {
+	// SetTotal announces the bytes the stage will read in all, 0 when
+	// unknown (standard input). The stage may correct it as it learns
+	// more: a MovieLens file found unsorted is read a different number of
+	// times.
+	SetTotal(rawBytes int64)
+	// Add records rawBytes more bytes read; it may be called from any
+	// goroutine.
+	Add(rawBytes int64)
+}
+
+// rawSize returns the bytes stored in paths in all, or 0 if one of them
+// has no size known in advance (standard input).
+func rawSize(paths []string) int64 {
+	var total int64
+	for _, p := range paths {
+		switch p {
+		case StdioPath:
+			return 0
+		case sample.Name:
+			total += int64(len(sample.AustenZst))
+			continue
+		}
+		info, err := os.Stat(p)
+		if err != nil {
+			return 0
+		}
+		total += info.Size()
+	}
+	return total
 }
 
 // TokenizerConfig is the part of the tokenize stage's settings that the

@@ -28,6 +28,8 @@ type TokenizeConfig struct {
 	// Threads tokenise in parallel (0: every core). The vocabulary does not
 	// depend on it.
 	Threads int `json:"-" yaml:"-"`
+	// Progress, if set, follows the reading of the corpus.
+	Progress ReadProgress `json:"-" yaml:"-"`
 }
 
 // WithDefaults fills unset fields.
@@ -82,7 +84,7 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	if err := cfg.Validate(); err != nil {
 		return TokenizeStats{}, err
 	}
-	r, err := cfg.Input.open()
+	r, err := cfg.Input.open(cfg.Progress)
 	if err != nil {
 		return TokenizeStats{}, err
 	}

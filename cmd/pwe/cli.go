@@ -199,6 +199,7 @@ func (c *command) exec(ctx context.Context, args []string, e *env) error {
 	if err != nil {
 		return usagef("%s: %v (see pwe %s --help)", c.name, err, c.name)
 	}
+	defer startProfile(e.rep.Logger())()
 	return runFn(ctx, pos)
 }
 

@@ -2,10 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pwe-project/pwe/formats/movielens"
+	"github.com/pwe-project/pwe/formats/movielens/mltest"
 )
 
 // TestGlobalFlags checks --quiet, --log-format and --progress before and
@@ -88,5 +94,95 @@ func TestGlobalFlags(t *testing.T) {
 	stdout, _, code := runPwe("tokenize", "--help")
 	if code != exitOK || !strings.Contains(stdout, "global flags") || !strings.Contains(stdout, "--log-format") {
 		t.Errorf("tokenize --help lacks the global flags:\n%s", stdout)
+	}
+}
+
+// TestEveryCommandQuietAndJSON runs every command twice: with --quiet it
+// must succeed with nothing on stderr, and with --log-format json every
+// line on stderr must be a JSON record, the command's own messages among
+// them. Data (evaluate's table, inspect's dump) stays on stdout either way.
+func TestEveryCommandQuietAndJSON(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	corpus := "../../testdata/kjv-150.txt"
+	var ml bytes.Buffer
+	w := mltest.NewRatingWriter(&ml, movielens.FormatCSV, mltest.Options{})
+	for _, r := range mltest.Collect(mltest.Config{Users: 60, Movies: 30, MeanRatings: 12, MinRatings: 2, Zipf: 1.1, Seed: 1}) {
+		w.Write(r)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p("ratings.csv"), ml.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runConfig := fmt.Sprintf("output: run\nseed: 1\ninput: {paths: [%s]}\ntokenize: {max_vocab: 30}\nskip_fit: true\n", abs)
+	if err := os.WriteFile(p("run.yaml"), []byte(runConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fitArgs := []string{"--dim", "2", "--chains", "2", "--warmup", "10", "--draws", "10", "--threads", "1"}
+
+	// In order: later commands read what earlier ones wrote.
+	steps := []struct {
+		args []string
+		data bool // prints data on stdout
+		logs bool // logs at least one message of its own
+	}{
+		{[]string{"tokenize", corpus, "-o", p("v.parquet"), "--max-vocab", "50"}, false, true},
+		{[]string{"count", corpus, "--vocab", p("v.parquet"), "-o", p("c.parquet"), "--window", "2"}, false, true},
+		{[]string{"movielens", p("ratings.csv"), "-o", p("ml")}, false, true},
+		{append([]string{"fit", "--counts", p("c.parquet"), "--vocab", p("v.parquet"), "-o", p("fit")}, fitArgs...), false, true},
+		{[]string{"summarize", p("fit"), "--pairs-all-among", "the,and,of", "--neighbours", "god", "--top", "3"}, false, true},
+		{[]string{"export", p("fit"), "--format", "word2vec", "-o", p("vectors.txt")}, false, true},
+		{[]string{"report", p("fit"), "-o", p("report.html")}, false, true},
+		{[]string{"simulate", "--vocab-size", "8", "--dim", "2", "--observations", "2000", "-o", p("sim")}, false, true},
+		{[]string{"split", p("sim/counts.parquet"), "--test-fraction", "0.2", "-o", p("sim")}, false, true},
+		{[]string{"evaluate", p("fit"), "--heldout", p("c.parquet")}, true, true},
+		{[]string{"run", p("run.yaml")}, false, true},
+		{[]string{"inspect", p("v.parquet"), "--rows", "2"}, true, false},
+	}
+	covered := map[string]bool{}
+	for _, s := range steps {
+		name := s.args[0]
+		covered[name] = true
+		stdout, stderr, code := runPwe(append([]string{"--quiet"}, s.args...)...)
+		if code != exitOK || stderr != "" {
+			t.Fatalf("pwe --quiet %v: exit %d, stderr %q; want exit 0 and nothing on stderr", s.args, code, stderr)
+		}
+		if (stdout != "") != s.data {
+			t.Errorf("pwe --quiet %v: stdout %q; want data: %v", s.args, stdout, s.data)
+		}
+
+		stdout, stderr, code = runPwe(append(s.args, "--log-format", "json")...)
+		if code != exitOK {
+			t.Fatalf("pwe %v --log-format json: exit %d\n%s", s.args, code, stderr)
+		}
+		if (stdout != "") != s.data {
+			t.Errorf("pwe %v --log-format json: stdout %q; want data: %v", s.args, stdout, s.data)
+		}
+		own := false
+		for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+			if line == "" && stderr == "" {
+				continue
+			}
+			var rec struct{ Level, Msg, Stage string }
+			if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Level == "" || rec.Msg == "" {
+				t.Errorf("pwe %v --log-format json: stderr line %q is not a log record (%v)", s.args, line, err)
+				continue
+			}
+			own = own || rec.Stage == name || name == "run"
+		}
+		if own != s.logs {
+			t.Errorf("pwe %v --log-format json: messages of its own %v, want %v:\n%s", s.args, own, s.logs, stderr)
+		}
+	}
+	for _, c := range commands {
+		if !covered[c.name] {
+			t.Errorf("command %s is not covered by this test", c.name)
+		}
 	}
 }

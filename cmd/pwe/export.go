@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 
+	"github.com/pwe-project/pwe/pipeline"
 	"github.com/pwe-project/pwe/stages"
 )
 
@@ -39,9 +41,11 @@ schema (both kinds of vector, anchors marked).`,
 					return fmt.Errorf("export: %w", err)
 				}
 				cfg = cfg.WithDefaults()
-				fmt.Fprintf(e.stderr, "export: %s estimate of %d tokens x %d dimensions as %s -> %s\n", cfg.Estimate, st.V, st.D, cfg.Format, cfg.Output)
+				log := e.stage("export")
+				log.Info(fmt.Sprintf("%s estimate of %d tokens x %d dimensions as %s -> %s", cfg.Estimate, st.V, st.D, cfg.Format, cfg.Output),
+					slog.Any(pipeline.StatsKey, st))
 				if st.Renamed > 0 {
-					fmt.Fprintf(e.stderr, "export: %d tokens contain white space, written with underscores\n", st.Renamed)
+					log.Warn(fmt.Sprintf("%d tokens contain white space, written with underscores", st.Renamed))
 				}
 				return nil
 			}

@@ -20,8 +20,9 @@ func init() {
 		name: "fit",
 		args: "--counts counts.parquet --vocab vocab.parquet -o DIR",
 		summary: `Sample the identified posterior of the embeddings.
-Finds the MAP, fixes the context vectors of D anchor tokens at their MAP
-values, and runs parallel Pólya-Gamma Gibbs chains. Writes map.parquet,
+Finds the MAP, fixes the context vectors of D anchor tokens at their values
+in a draw of the unanchored posterior (or at the MAP, --anchor-values map),
+and runs parallel Pólya-Gamma Gibbs chains. Writes map.parquet,
 draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 		example: `  pwe fit --counts counts.parquet --vocab vocab.parquet --dim 20 -o fit/ --chains 4 --draws 500 --seed 1
   (after Ctrl-C, the same command with --resume continues; the draws are those of an uninterrupted run)
@@ -37,6 +38,8 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			fs.StringVar(&cfg.Laplace, "laplace", "auto", "factorisation for --method laplace: dense (all correlations; at most 10000 free coordinates (2V-D)D), per-token (each vector given the others at the MAP), or `auto` (dense up to 4000)")
 			fs.IntVar(&cfg.Dim, "dim", 20, "embedding dimension `D`")
 			fs.StringVar(&cfg.Anchors, "anchors", "", "anchor `rule`: volume (the default: greedy maximum volume of count-weighted MAP context vectors), first, last, or comma-separated tokens")
+			fs.StringVar(&cfg.AnchorValues, "anchor-values", "", "where the anchors' context vectors are fixed: draw (the default for --method gibbs: the last state of an unanchored chain from the MAP, typical of the posterior even when the MAP is the origin), map, or auto (draw when the MAP's context vectors are under half a draw's scale); methods map and laplace use the MAP")
+			fs.IntVar(&cfg.AnchorSweeps, "anchor-sweeps", posterior.DefaultAnchorSweeps, "`sweeps` of the unanchored chain that draws the anchor values")
 			fs.IntVar(&cfg.Chains, "chains", 4, "independent `chains`, run in parallel")
 			fs.IntVar(&warmup, "warmup", 500, "warmup `sweeps` discarded per chain")
 			fs.IntVar(&cfg.Draws, "draws", 500, "`draws` kept per chain")
@@ -44,6 +47,8 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			fs.IntVar(&cfg.Inner, "inner", 1, "Pólya-Gamma and Gaussian `steps` per token and sweep")
 			groupMoves := posterior.DefaultGroupMoves
 			fs.IntVar(&groupMoves, "group-moves", groupMoves, "Metropolis frame-change `moves` per sweep (0: none); they speed up mixing of the raw coordinates")
+			overrelax := posterior.DefaultOverrelax
+			fs.Float64Var(&overrelax, "overrelax", overrelax, "overrelaxation `coefficient` in (-1, 1) of each conditional draw's Gaussian step (0: plain Gibbs); near -1 it speeds up mixing of the raw coordinates")
 			fs.StringVar(&cfg.Init, "init", "map", "chain starts: `map` (with per-chain jitter) or prior")
 			fs.Float64Var(&cfg.PriorSD, "prior-sd", 1, "prior standard `deviation` of every coordinate")
 			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed`; the draws do not depend on --threads")
@@ -62,6 +67,7 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 				}
 				cfg.Warmup = &warmup
 				cfg.GroupMoves = &groupMoves
+				cfg.Overrelax = &overrelax
 				limitThreads(cfg.Threads)
 				cfg.Memory = int64(memory)
 				cfg.CheckpointEvery, cfg.CheckpointInterval = checkpoint.sweeps, checkpoint.interval
@@ -88,8 +94,8 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 					return fmt.Errorf("fit: %w", err)
 				}
 				summary := []any{slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.MAPSeconds+st.GibbsSeconds+st.SummarySecond)}
-				mapLine := fmt.Sprintf("V=%d, %d unique pairs; MAP log posterior %.6g after %d iterations (%.2fs); anchors %v",
-					st.V, st.Pairs, st.MAPLogPost, st.MAPIter, st.MAPSeconds, st.Anchors)
+				mapLine := fmt.Sprintf("V=%d, %d unique pairs; MAP log posterior %.6g after %d iterations (%.2fs); anchors %v at the %s",
+					st.V, st.Pairs, st.MAPLogPost, st.MAPIter, st.MAPSeconds, st.Anchors, anchorValuesText(st))
 				if l := st.Laplace; l != nil {
 					log.Info(mapLine)
 					log.Info(fmt.Sprintf("Laplace (%s, %d free coordinates): %d chains x %d independent draws in %.2fs (factorisation %.2fs) -> %s",
@@ -107,6 +113,14 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			}
 		},
 	})
+}
+
+// anchorValuesText says where the anchors' context vectors were fixed.
+func anchorValuesText(st stages.FitStats) string {
+	if st.AnchorValues != posterior.AnchorAtDraw.String() {
+		return "MAP"
+	}
+	return fmt.Sprintf("last state of an unanchored chain of %d sweeps", st.AnchorSweeps)
 }
 
 // checkpointFlag is --checkpoint-every: a number of sweeps, a duration,

@@ -17,7 +17,6 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stopProfile := startProfile(os.Stderr)
 	e := &env{stdout: os.Stdout, stderr: os.Stderr}
 	// x/term asks the terminal driver: a mode check alone would take
 	// /dev/null for a terminal, and the width sizes the bar.
@@ -26,7 +25,6 @@ func main() {
 		e.width, _, _ = term.GetSize(fd)
 	}
 	code := e.main(ctx, os.Args[1:])
-	stopProfile()
 	stop()
 	os.Exit(code)
 }

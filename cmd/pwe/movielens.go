@@ -58,7 +58,10 @@ DIR/vocab.parquet (external_id = movieId) and DIR/counts.parquet.`,
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("movielens: %v", err)
 				}
+				progress := e.rep.Progress("movielens", pipeline.UnitBytes, 0)
+				cfg.Progress = pipeline.ReadCounter(progress)
 				st, err := stages.MovieLens(ctx, cfg)
+				progress.Done()
 				if err != nil {
 					return fmt.Errorf("movielens: %w", err)
 				}
@@ -67,9 +70,9 @@ DIR/vocab.parquet (external_id = movieId) and DIR/counts.parquet.`,
 					how = "not sorted by user, grouped in memory"
 				}
 				log := e.stage("movielens")
-				log.Info(fmt.Sprintf("%d ratings (%s layout, %s) of %d users and %d movies; %d repeated ratings superseded\n",
+				log.Info(fmt.Sprintf("%d ratings (%s layout, %s) of %d users and %d movies; %d repeated ratings superseded",
 					st.Ratings, st.Format, how, st.Users, st.Movies, st.Duplicates))
-				log.Info(fmt.Sprintf("kept %d movies, %d users (%d dropped by --min-user-ratings), %d ratings (%d liked, %d disliked; %d over --max-per-user)\n",
+				log.Info(fmt.Sprintf("kept %d movies, %d users (%d dropped by --min-user-ratings), %d ratings (%d liked, %d disliked; %d over --max-per-user)",
 					st.VocabSize, st.UsersKept, st.UsersDropped, st.KeptRatings, st.Liked, st.Disliked, st.Capped))
 				log.Info(fmt.Sprintf("%d positive pairs, %d unique pairs, %d spills, %.2fs -> %s, %s",
 					st.PositivePairs, st.UniquePairs, st.Spills, st.Seconds,

@@ -1,31 +1,33 @@
 package main
 
 import (
-	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"runtime/pprof"
 )
 
-// startProfile writes a CPU profile to the file named by PWE_CPUPROFILE, for
-// benchmarking whole commands; the returned function stops it.
-func startProfile(stderr io.Writer) func() {
+// startProfile writes a CPU profile of the command to the file named by
+// PWE_CPUPROFILE, for benchmarking whole commands; the returned function
+// stops it. A profile that cannot start is a warning: the command runs.
+func startProfile(log *slog.Logger) func() {
 	path := os.Getenv("PWE_CPUPROFILE")
 	if path == "" {
 		return func() {}
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "pwe: cpu profile: %v\n", err)
+		log.Warn("cpu profile: " + err.Error())
 		return func() {}
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		fmt.Fprintf(stderr, "pwe: cpu profile: %v\n", err)
+		log.Warn("cpu profile: " + err.Error())
 		f.Close()
 		return func() {}
 	}
 	return func() {
 		pprof.StopCPUProfile()
-		f.Close()
+		if err := f.Close(); err != nil {
+			log.Warn("cpu profile: " + err.Error())
+		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 
+	"github.com/pwe-project/pwe/pipeline"
 	"github.com/pwe-project/pwe/stages"
 )
 
@@ -36,7 +38,8 @@ run's settings (manifest.json beside FIT_DIR, or the files' pwe.config).`,
 				if err != nil {
 					return fmt.Errorf("report: %w", err)
 				}
-				fmt.Fprintf(e.stderr, "report: %d plots, %d tables -> %s\n", st.Plots, st.Tables, cfg.WithDefaults().Output)
+				e.stage("report").Info(fmt.Sprintf("%d plots, %d tables -> %s", st.Plots, st.Tables, cfg.WithDefaults().Output),
+					slog.Any(pipeline.StatsKey, st))
 				return nil
 			}
 		},

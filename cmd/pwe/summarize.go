@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"strings"
 
+	"github.com/pwe-project/pwe/pipeline"
 	"github.com/pwe-project/pwe/stages"
 )
 
@@ -31,7 +33,7 @@ the top K, rank and cosine quantiles). TOKENS is a comma-separated list or
 			fs.IntVar(&cfg.Top, "top", 10, "`K` nearest neighbours")
 			fs.StringVar(&cfg.Vectors, "vectors", "rho", "vectors compared by cosine and dot product: `rho`, alpha or sum")
 			fs.StringVar(&cfg.Output, "o", "", "output `directory` (default: FIT_DIR)")
-			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for the neighbour scores while reading (default: the output directory)")
+			fs.String("temp-dir", "", "ignored, kept for existing scripts: summarize no longer writes temporary files")
 			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core)")
 			return func(ctx context.Context, args []string) error {
 				if len(args) != 1 {
@@ -53,8 +55,9 @@ the top K, rank and cosine quantiles). TOKENS is a comma-separated list or
 				if err != nil {
 					return fmt.Errorf("summarize: %w", err)
 				}
-				fmt.Fprintf(e.stderr, "summarize: %d chains x %d draws of %d tokens; %d pairs, %d queries (%d neighbour rows) in %.2fs -> %s\n",
-					st.Chains, st.DrawsPerChain, st.Tokens, st.Pairs, st.Queries, st.Neighbours, st.Seconds, strings.Join(cfg.Outputs(), ", "))
+				e.stage("summarize").Info(fmt.Sprintf("%d chains x %d draws of %d tokens; %d pairs, %d queries (%d neighbour rows) in %.2fs -> %s",
+					st.Chains, st.DrawsPerChain, st.Tokens, st.Pairs, st.Queries, st.Neighbours, st.Seconds, strings.Join(cfg.Outputs(), ", ")),
+					slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.Seconds))
 				return nil
 			}
 		},

@@ -50,7 +50,10 @@ words (UAX #29), case-folded unless --no-lower.`,
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("tokenize: %v", err)
 				}
+				progress := e.rep.Progress("tokenize", pipeline.UnitBytes, 0)
+				cfg.Progress = pipeline.ReadCounter(progress)
 				st, err := stages.Tokenize(ctx, cfg)
+				progress.Done()
 				if err != nil {
 					return fmt.Errorf("tokenize: %w", err)
 				}
@@ -108,7 +111,10 @@ vocab.parquet.`,
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("count: %v", err)
 				}
+				progress := e.rep.Progress("count", pipeline.UnitBytes, 0)
+				cfg.Progress = pipeline.ReadCounter(progress)
 				st, err := stages.Count(ctx, cfg)
+				progress.Done()
 				if err != nil {
 					return fmt.Errorf("count: %w", err)
 				}

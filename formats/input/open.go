@@ -226,6 +226,19 @@ func (f *File) Close() error {
 	return err
 }
 
+// OnRead makes f call fn with the number of raw bytes (as stored, so
+// compressed bytes for a compressed file) each time it reads from the
+// underlying file, on the reading goroutine, so that a progress report over
+// inputs of known size can show how far it is. The calls sum to the raw
+// bytes read: the file's size once Read has returned io.EOF. Bytes read
+// before the call (Open peeks at the magic bytes) are reported at once.
+func (f *File) OnRead(fn func(rawBytes int64)) {
+	f.raw.onRead = fn
+	if fn != nil && f.raw.n > 0 {
+		fn(f.raw.n)
+	}
+}
+
 // Path returns the path the file was opened with.
 func (f *File) Path() string { return f.path }
 
@@ -259,14 +272,18 @@ func FingerprintFile(path string) (Fingerprint, error) {
 
 // hashingReader hashes and counts everything read through it.
 type hashingReader struct {
-	r io.Reader
-	h hash.Hash
-	n int64
+	r      io.Reader
+	h      hash.Hash
+	n      int64
+	onRead func(int64) // File.OnRead's hook, or nil
 }
 
 func (h *hashingReader) Read(p []byte) (int, error) {
 	n, err := h.r.Read(p)
 	h.h.Write(p[:n])
 	h.n += int64(n)
+	if h.onRead != nil && n > 0 {
+		h.onRead(int64(n))
+	}
 	return n, err
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -33,7 +34,9 @@ type parquetSource struct {
 // parquetBatch is how many values are decoded from a page at a time.
 const parquetBatch = 1024
 
-func openParquet(path, column string) (src *parquetSource, err error) {
+// openParquet opens the column; onRead, if set, is told the bytes read
+// (see Reader.OnRead).
+func openParquet(path, column string, onRead func(int64)) (src *parquetSource, err error) {
 	if path == "-" {
 		return nil, &ParseError{Path: path, Err: ErrParquetStream}
 	}
@@ -53,7 +56,11 @@ func openParquet(path, column string) (src *parquetSource, err error) {
 	if err != nil {
 		return nil, &ParseError{Path: path, Err: unwrapPathError(err)}
 	}
-	pf, err := parquet.OpenFile(f, info.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(1<<20))
+	var at io.ReaderAt = f
+	if onRead != nil {
+		at = &countingReaderAt{r: f, size: info.Size(), onRead: onRead}
+	}
+	pf, err := parquet.OpenFile(at, info.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(1<<20))
 	if err != nil {
 		return nil, &ParseError{Path: path, Err: fmt.Errorf("%w: %v", ErrNotParquet, err)}
 	}
@@ -82,6 +89,27 @@ func openParquet(path, column string) (src *parquetSource, err error) {
 		groups: pf.RowGroups(),
 		buf:    make([]parquet.Value, parquetBatch),
 	}, nil
+}
+
+// countingReaderAt reports the bytes parquet-go reads, up to the file's
+// size in all: the footer is read more than once, and a progress report
+// must not pass the size it announced.
+type countingReaderAt struct {
+	r      io.ReaderAt
+	size   int64
+	read   atomic.Int64
+	onRead func(int64)
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	if n > 0 {
+		total := c.read.Add(int64(n))
+		if d := min(total, c.size) - min(total-int64(n), c.size); d > 0 {
+			c.onRead(d)
+		}
+	}
+	return n, err
 }
 
 func recoverAs(path string, row int64, err *error) {

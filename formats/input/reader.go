@@ -30,6 +30,9 @@ type Reader struct {
 	nskip   int64 // skipped records of inputs already closed
 	fps     []Fingerprint
 	lineBuf []byte // the line scanner's buffer, reused from input to input
+
+	onRead    func(int64) // OnRead's hook, or nil
+	inputRead int64       // raw bytes of the open input reported to onRead
 }
 
 // NewReader returns a Reader of the documents in paths ("-" is stdin).
@@ -83,13 +86,35 @@ func (r *Reader) Next() bool {
 	}
 }
 
+// OnRead makes r call fn with the number of raw bytes (as stored:
+// compressed bytes for a compressed file) each time it reads from an input,
+// so that a progress report over inputs of known size can show how far the
+// reading is. For every input read to its end the calls sum to its size;
+// standard input counts what was read. Call it before the first Next; fn
+// runs on the goroutine calling Next.
+func (r *Reader) OnRead(fn func(rawBytes int64)) { r.onRead = fn }
+
+// countRead reports n raw bytes of the open input.
+func (r *Reader) countRead(n int64) {
+	r.inputRead += n
+	r.onRead(n)
+}
+
 func (r *Reader) open(path string) (docSource, error) {
+	r.inputRead = 0
+	var hook func(int64)
+	if r.onRead != nil {
+		hook = r.countRead
+	}
 	if r.opt.Format == Parquet {
-		return openParquet(path, r.opt.TextColumn)
+		return openParquet(path, r.opt.TextColumn, hook)
 	}
 	f, err := Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if hook != nil {
+		f.OnRead(hook)
 	}
 	if r.lineBuf == nil {
 		r.lineBuf = newLineBuffer(r.opt.MaxLineBytes)
@@ -112,6 +137,10 @@ func (r *Reader) finishInput() error {
 	r.nextPath++
 	if err != nil {
 		return atLine(path, 0, err)
+	}
+	// Parquet's unread columns count as read once the input is done.
+	if r.onRead != nil && fp.Size > r.inputRead {
+		r.countRead(fp.Size - r.inputRead)
 	}
 	r.fps = append(r.fps, fp)
 	return nil

@@ -31,6 +31,9 @@ type Options struct {
 	// SkipBadLines skips malformed lines, counting them, instead of
 	// stopping at the first.
 	SkipBadLines bool
+	// OnRead, if set, is told the raw bytes read from the file opened by
+	// Open (see input.File.OnRead), for progress reports.
+	OnRead func(rawBytes int64)
 }
 
 var separators = [...][]byte{Format100K: []byte("\t"), FormatDat: []byte("::"), FormatCSV: []byte(",")}
@@ -63,6 +66,9 @@ func Open(path string, opt Options) (*Reader, error) {
 	f, err := input.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if opt.OnRead != nil {
+		f.OnRead(opt.OnRead)
 	}
 	r, err := newReader(f, path, opt)
 	if err != nil {

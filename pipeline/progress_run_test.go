@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pwe-project/pwe/formats/movielens"
+	"github.com/pwe-project/pwe/formats/movielens/mltest"
+	"github.com/pwe-project/pwe/stages"
+)
+
+// tickingClock moves a second forward at every reading, so that a
+// Reporter with a tiny Interval logs every Add.
+type tickingClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *tickingClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Second)
+	return c.t
+}
+
+// progressRecord is the progress part of a JSON log line.
+type progressRecord struct {
+	Stage    string `json:"stage"`
+	Progress *struct {
+		Done  int64  `json:"done"`
+		Total int64  `json:"total"`
+		Unit  string `json:"unit"`
+	} `json:"progress"`
+}
+
+// lastProgress returns each stage's last progress record of the log.
+func lastProgress(t *testing.T, log []byte) map[string]progressRecord {
+	t.Helper()
+	last := map[string]progressRecord{}
+	sc := bufio.NewScanner(bytes.NewReader(log))
+	for sc.Scan() {
+		var rec progressRecord
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("log line is not JSON: %v\n%s", err, sc.Text())
+		}
+		if rec.Progress != nil {
+			last[rec.Stage] = rec
+		}
+	}
+	return last
+}
+
+// everyAdd is a JSON Reporter that logs a progress record at every Add.
+func everyAdd(buf *bytes.Buffer) *Reporter {
+	clk := &tickingClock{t: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)}
+	return NewReporter(buf, ReporterConfig{Format: LogJSON, Interval: time.Nanosecond, Now: clk.now})
+}
+
+// TestRunReadProgress checks that pwe run reports the reading of tokenize
+// and count in bytes, with the inputs' size as the total and reached.
+func TestRunReadProgress(t *testing.T) {
+	dir := t.TempDir()
+	cfg := loadConfig(t, dir, config)
+	cfg.SkipFit = true
+	var log bytes.Buffer
+	if _, err := Run(context.Background(), cfg, Options{Reporter: everyAdd(&log)}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(cfg.Input.Paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := lastProgress(t, log.Bytes())
+	for _, stage := range []string{"tokenize", "count"} {
+		rec, ok := last[stage]
+		if !ok {
+			t.Errorf("%s: no progress record in\n%s", stage, log.String())
+			continue
+		}
+		if p := rec.Progress; p.Unit != UnitBytes || p.Total != info.Size() || p.Done != info.Size() {
+			t.Errorf("%s: last progress %+v; want %d of %d bytes", stage, *p, info.Size(), info.Size())
+		}
+	}
+}
+
+// TestRunMovieLensProgress checks the movielens stage's report: the file
+// is read more than once, and the bytes reach the announced total, a
+// whole number of passes.
+func TestRunMovieLensProgress(t *testing.T) {
+	dir := t.TempDir()
+	ratings := filepath.Join(dir, "ratings.csv")
+	var b bytes.Buffer
+	w := mltest.NewRatingWriter(&b, movielens.FormatCSV, mltest.Options{})
+	for _, r := range mltest.Collect(mltest.Config{Users: 80, Movies: 40, MeanRatings: 15, MinRatings: 2, Zipf: 1.1, Seed: 2}) {
+		w.Write(r)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ratings, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Output: filepath.Join(dir, "out"), Seed: 1, SkipFit: true, MovieLens: &stages.MovieLensConfig{Ratings: ratings}}
+	var log bytes.Buffer
+	if _, err := Run(context.Background(), cfg, Options{Reporter: everyAdd(&log)}); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(b.Len())
+	rec, ok := lastProgress(t, log.Bytes())["movielens"]
+	if !ok {
+		t.Fatalf("no movielens progress record in\n%s", log.String())
+	}
+	if p := rec.Progress; p.Unit != UnitBytes || p.Done != p.Total || p.Done%size != 0 || p.Done/size < 2 {
+		t.Errorf("last progress %+v; want the total reached, a whole number (2 or 3) of passes over %d bytes", *p, size)
+	}
+}
