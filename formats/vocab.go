@@ -29,81 +29,14 @@ type VocabRow struct {
 // times faster than plain encoding and gives a smaller file. Counts with
 // many distinct values (expected negatives) are written byte-stream-split
 // instead (see CreateCounts), where a dictionary would only grow. DuckDB,
-// pandas (pyarrow) and Spark read every one of these encodings.
+// pandas (pyarrow) and Spark read every one of these encodings. The struct
+// tags describe the file to readers; CountsWriter writes it column by
+// column.
 type CountRow struct {
 	TargetID  int32   `parquet:"target_id,delta"`
 	ContextID int32   `parquet:"context_id,delta"`
 	NPos      float64 `parquet:"n_pos,dict"`
 	NNeg      float64 `parquet:"n_neg,dict"`
-}
-
-// countRowSplit is CountRow with byte-stream-split counts.
-type countRowSplit struct {
-	TargetID  int32   `parquet:"target_id,delta"`
-	ContextID int32   `parquet:"context_id,delta"`
-	NPos      float64 `parquet:"n_pos,split"`
-	NNeg      float64 `parquet:"n_neg,split"`
-}
-
-// CountsWriter writes counts.parquet.
-type CountsWriter struct {
-	dict  *Writer[CountRow]
-	split *Writer[countRowSplit]
-	buf   []countRowSplit
-}
-
-// CreateCounts starts writing counts.parquet. manyValues chooses the
-// encoding for counts that are not mostly small whole numbers.
-func CreateCounts(path string, meta Meta, manyValues bool) (*CountsWriter, error) {
-	meta.Schema = SchemaCounts
-	var w CountsWriter
-	var err error
-	if manyValues {
-		w.split, err = Create[countRowSplit](path, meta)
-	} else {
-		w.dict, err = Create[CountRow](path, meta)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &w, nil
-}
-
-// Write appends rows, which must continue the sorted order.
-func (w *CountsWriter) Write(rows []CountRow) error {
-	if w.dict != nil {
-		return w.dict.Write(rows)
-	}
-	w.buf = w.buf[:0]
-	for _, r := range rows {
-		w.buf = append(w.buf, countRowSplit(r))
-	}
-	return w.split.Write(w.buf)
-}
-
-// SetStats records the stage summary.
-func (w *CountsWriter) SetStats(stats any) error {
-	if w.dict != nil {
-		return w.dict.SetStats(stats)
-	}
-	return w.split.SetStats(stats)
-}
-
-// Close finishes the file and publishes it under its final name.
-func (w *CountsWriter) Close() error {
-	if w.dict != nil {
-		return w.dict.Close()
-	}
-	return w.split.Close()
-}
-
-// Abort discards the file; it does nothing after Close.
-func (w *CountsWriter) Abort() {
-	if w.dict != nil {
-		w.dict.Abort()
-	} else {
-		w.split.Abort()
-	}
 }
 
 // WriteVocab writes vocab.parquet.

@@ -1,0 +1,234 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// TestCountsWriterLayout writes more than a row group of counts whose
+// values take every path of the encoder (small and large whole numbers,
+// fractions, -0, a dictionary that overflows) and reads them back bit for
+// bit with parquet-go's reader, checking the chunk statistics and codecs
+// against values computed here.
+func TestCountsWriterLayout(t *testing.T) {
+	n := RowGroupRows + 3*countsPageRows/2
+	rows := make([]CountRow, n)
+	for i := range rows {
+		r := CountRow{TargetID: int32(i / 37), ContextID: int32(i%37*11 + i/100000)}
+		switch i % 5 {
+		case 0:
+			r.NPos = float64(i % 13)
+		case 1:
+			r.NPos = float64(5000 + i%17) // whole, beyond the direct-mapped table
+		case 2:
+			r.NPos = float64(i%9) / 4
+		case 3:
+			r.NPos = math.Copysign(0, -1)
+		default:
+			r.NPos = 1
+		}
+		// Distinct values: more than countsMaxDict in the first row group,
+		// so its n_neg chunk falls back to PLAIN.
+		r.NNeg = float64(i) / 2
+		rows[i] = r
+	}
+	for _, many := range []bool{false, true} {
+		p := filepath.Join(t.TempDir(), "c.parquet")
+		w, err := CreateCounts(p, Meta{Stats: map[string]int{"x": 1}}, many)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i += 1000 {
+			if err := w.Write(rows[i:min(i+1000, n)]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.SetStats(map[string]int{"rows": n}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rows[:1]); err == nil {
+			t.Error("Write after Close succeeded")
+		}
+		got, meta, err := ReadAll[CountRow](p, SchemaCounts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != n {
+			t.Fatalf("manyValues %v: read %d rows, wrote %d", many, len(got), n)
+		}
+		for i, r := range rows {
+			g := got[i]
+			if g.TargetID != r.TargetID || g.ContextID != r.ContextID ||
+				math.Float64bits(g.NPos) != math.Float64bits(r.NPos) || math.Float64bits(g.NNeg) != math.Float64bits(r.NNeg) {
+				t.Fatalf("manyValues %v: row %d read %+v, wrote %+v", many, i, g, r)
+			}
+		}
+		if s, want := string(meta.Stats.(json.RawMessage)), fmt.Sprintf(`{"rows":%d}`, n); s != want {
+			t.Errorf("pwe.stats %s, want %s", s, want)
+		}
+		checkCountsChunks(t, p, rows, many)
+	}
+}
+
+func checkCountsChunks(t *testing.T, path string, rows []CountRow, many bool) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := pf.Metadata().RowGroups
+	if len(groups) != 2 || groups[0].NumRows != RowGroupRows {
+		t.Fatalf("%d row groups, the first of %d rows; want 2, %d", len(groups), groups[0].NumRows, RowGroupRows)
+	}
+	start := 0
+	for g, rg := range groups {
+		part := rows[start : start+int(rg.NumRows)]
+		start += int(rg.NumRows)
+		for c, cc := range rg.Columns {
+			md := cc.MetaData
+			var lo, hi []byte
+			switch c {
+			case 0, 1:
+				minI, maxI := int32(math.MaxInt32), int32(math.MinInt32)
+				for _, r := range part {
+					x := r.TargetID
+					if c == 1 {
+						x = r.ContextID
+					}
+					minI, maxI = min(minI, x), max(maxI, x)
+				}
+				lo = binary.LittleEndian.AppendUint32(nil, uint32(minI))
+				hi = binary.LittleEndian.AppendUint32(nil, uint32(maxI))
+			default:
+				minF, maxF := math.Inf(1), math.Inf(-1)
+				for _, r := range part {
+					x := r.NPos
+					if c == 3 {
+						x = r.NNeg
+					}
+					minF, maxF = min(minF, x), max(maxF, x)
+				}
+				if minF == 0 {
+					minF = math.Copysign(0, -1)
+				}
+				lo = binary.LittleEndian.AppendUint64(nil, math.Float64bits(minF))
+				hi = binary.LittleEndian.AppendUint64(nil, math.Float64bits(maxF))
+			}
+			if !bytes.Equal(md.Statistics.MinValue, lo) || !bytes.Equal(md.Statistics.MaxValue, hi) {
+				t.Errorf("group %d column %s: statistics %x..%x, want %x..%x", g, md.PathInSchema[0],
+					md.Statistics.MinValue, md.Statistics.MaxValue, lo, hi)
+			}
+			if want := countsColumns[c].codec; md.Codec != want {
+				t.Errorf("group %d column %s: codec %v, want %v", g, md.PathInSchema[0], md.Codec, want)
+			}
+			if md.NumValues != rg.NumRows {
+				t.Errorf("group %d column %s: %d values in %d rows", g, md.PathInSchema[0], md.NumValues, rg.NumRows)
+			}
+		}
+		encs := groups[g].Columns[3].MetaData.Encoding
+		switch {
+		case many && !(len(encs) == 1 && encs[0] == format.ByteStreamSplit):
+			t.Errorf("group %d n_neg encodings %v, want BYTE_STREAM_SPLIT", g, encs)
+		case !many && g == 0 && !(len(encs) == 2 && encs[0] == format.Plain && encs[1] == format.RLEDictionary):
+			t.Errorf("group 0 n_neg encodings %v, want PLAIN and RLE_DICTIONARY (dictionary, then fallback)", encs)
+		}
+	}
+}
+
+// TestCountsWriterEmptyAndAbort checks that a file without rows is valid and
+// that Abort leaves nothing behind.
+func TestCountsWriterEmptyAndAbort(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "empty.parquet")
+	w, err := CreateCounts(p, Meta{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := ReadAll[CountRow](p, SchemaCounts)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("empty file: %d rows, %v", len(got), err)
+	}
+
+	q := filepath.Join(dir, "aborted.parquet")
+	w, err = CreateCounts(q, Meta{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(make([]CountRow, 3*countsPageRows)); err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	w.Abort()
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "empty.parquet" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("after Abort the directory holds %v", names)
+	}
+}
+
+// BenchmarkCountsWriter writes 2^20 rows shaped like the benchmark corpus's
+// counts (sorted ids, small whole-number counts, a third of them negatives
+// only) and reports the CPU time per row, which includes the encoder
+// goroutine's.
+func BenchmarkCountsWriter(b *testing.B) {
+	rows := make([]CountRow, RowGroupRows)
+	x := uint64(1)
+	for i := range rows {
+		x = x*6364136223846793005 + 1442695040888963407
+		r := CountRow{TargetID: int32(i / 30), ContextID: int32(i%30*2000 + int(x>>54))}
+		if x>>62 != 0 {
+			r.NPos = float64(1 + x>>60&7)
+		}
+		r.NNeg = float64(x >> 61 & 3)
+		rows[i] = r
+	}
+	p := filepath.Join(b.TempDir(), "c.parquet")
+	var cpu0 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
+	for b.Loop() {
+		w, err := CreateCounts(p, Meta{}, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < len(rows); i += 4096 {
+			if err := w.Write(rows[i : i+4096]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var cpu1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &cpu1)
+	cpu := time.Duration(cpu1.Utime.Nano() + cpu1.Stime.Nano() - cpu0.Utime.Nano() - cpu0.Stime.Nano())
+	st, _ := os.Stat(p)
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*len(rows)), "cpu-ns/row")
+	b.ReportMetric(float64(st.Size())/float64(len(rows)), "B/row")
+}
