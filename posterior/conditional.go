@@ -29,6 +29,9 @@ type workspace struct {
 	pcg   *rand.PCG
 	rng   *rand.Rand
 	pg    polyagamma.Sampler
+	// relax is the overrelaxation of the Gaussian step (GibbsConfig.Overrelax);
+	// 0 draws independently of the current value.
+	relax float64
 
 	profile bool
 	phases  PhaseTimes
@@ -144,11 +147,24 @@ func (w *workspace) draw(x []float64, idx []int32, n, kappa, other []float64, pr
 		// x = U^-1 (U^-T b + z) ~ N(P^-1 b, P^-1).
 		copy(y.Data, b)
 		blas64.Trsv(blas.Trans, P, y)
-		for k := range y.Data {
-			y.Data[k] += w.rng.NormFloat64()
+		if w.relax == 0 {
+			for k := range y.Data {
+				y.Data[k] += w.rng.NormFloat64()
+			}
+			blas64.Trsv(blas.NoTrans, P, y)
+			copy(x, y.Data)
+		} else {
+			// Overrelaxed: x' = mu + relax (x - mu) + sqrt(1 - relax^2)
+			// U^-1 z with mu = P^-1 b, which leaves N(mu, P^-1) invariant.
+			sd := math.Sqrt(1 - w.relax*w.relax)
+			for k := range y.Data {
+				y.Data[k] = (1-w.relax)*y.Data[k] + sd*w.rng.NormFloat64()
+			}
+			blas64.Trsv(blas.NoTrans, P, y)
+			for k := range x {
+				x[k] = w.relax*x[k] + y.Data[k]
+			}
 		}
-		blas64.Trsv(blas.NoTrans, P, y)
-		copy(x, y.Data)
 		w.tick(&w.phases.Cholesky, &t)
 	}
 	return nil

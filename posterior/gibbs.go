@@ -81,6 +81,16 @@ type GibbsConfig struct {
 	// chain's state; eps is adapted toward 30% acceptance during warmup
 	// only. Default DefaultGroupMoves; NoGroupMoves for none.
 	GroupMoves int
+	// Overrelax is the coefficient k of the overrelaxed Gaussian step of
+	// every conditional draw (Adler 1981): given the Pólya-Gamma draws,
+	// x becomes mu + k (x - mu) + sqrt(1 - k^2) P^-1/2 z instead of
+	// mu + P^-1/2 z; both leave the conditional N(mu, P^-1) invariant. With
+	// k near -1 each token's vector jumps to the far side of its
+	// conditional mean, which turns the slow random walk of the blocked
+	// sampler along directions where rho and alpha are strongly coupled into
+	// persistent motion. Default DefaultOverrelax; NoOverrelax for plain
+	// Gibbs draws; otherwise it must lie in (-1, 1).
+	Overrelax float64
 	// Profile times the phases of the conditional draws (GibbsResult.Phases)
 	// at the cost of four clock reads per token and side.
 	Profile bool
@@ -147,8 +157,22 @@ func (c GibbsConfig) withDefaults() GibbsConfig {
 	case NoGroupMoves:
 		c.GroupMoves = 0
 	}
+	switch c.Overrelax {
+	case 0:
+		c.Overrelax = DefaultOverrelax
+	case NoOverrelax:
+		c.Overrelax = 0
+	}
 	return c
 }
+
+// DefaultOverrelax is GibbsConfig.Overrelax when it is zero; see
+// BENCHMARKS.md for the measurements behind it.
+const DefaultOverrelax = -0.9
+
+// NoOverrelax as GibbsConfig.Overrelax makes plain Gibbs draws. A
+// coefficient of 1 would never move, so it serves as the off switch.
+const NoOverrelax = 1.0
 
 // Validate reports the first invalid field, after defaults are applied.
 func (c GibbsConfig) Validate() error {
@@ -172,6 +196,8 @@ func (c GibbsConfig) Validate() error {
 		return fmt.Errorf("posterior: prior sd %v must be positive and finite", c.PriorSD)
 	case c.Threads < 0:
 		return fmt.Errorf("posterior: threads %d is negative", c.Threads)
+	case !(c.Overrelax > -1 && c.Overrelax < 1):
+		return fmt.Errorf("posterior: overrelaxation %v outside (-1, 1) (NoOverrelax is %v)", c.Overrelax, NoOverrelax)
 	case c.GroupMoves < 0:
 		return fmt.Errorf("posterior: group moves %d is negative (NoGroupMoves is %d)", c.GroupMoves, NoGroupMoves)
 	case c.Init == InitGiven && len(c.Starts) != c.Chains:
@@ -489,6 +515,7 @@ func newSampler(ctx context.Context, d *Data, cfg GibbsConfig, anchors []int) *s
 	maxDeg := d.maxDegree()
 	s.pool = startPool(ctx, cfg.Threads, func() *workspace {
 		ws := newWorkspace(cfg.Dim, maxDeg, cfg.Profile)
+		ws.relax = cfg.Overrelax
 		s.wsMu.Lock()
 		s.workspaces = append(s.workspaces, ws)
 		s.wsMu.Unlock()

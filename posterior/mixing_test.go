@@ -24,8 +24,9 @@ import (
 //
 //	PWE_MIXING=1 go test -run TestMixing -v -timeout 2h ./posterior/
 //
-// PWE_MIXING_CONFIGS=volume:20:1,last:-1:1 replaces the sampler settings
-// (anchors:moves per sweep:inner, -1 moves for none); PWE_MIXING_OUT=FILE
+// PWE_MIXING_CONFIGS=volume:20:1,last:-1:1:1 replaces the sampler settings
+// (anchors:moves per sweep:inner[:overrelax], -1 moves for none, overrelax
+// 1 for none and 0 or absent for the default); PWE_MIXING_OUT=FILE
 // appends the Markdown rows to FILE as they are made;
 // PWE_MIXING_CASES=sub1,sub2 keeps the cases whose name contains one of the
 // substrings; PWE_MIXING_DRAWS and PWE_MIXING_WARMUP change the 1000
@@ -38,10 +39,12 @@ type mixingConfig struct {
 	anchors AnchorKind
 	moves   int
 	inner   int
+	relax   float64 // GibbsConfig.Overrelax
 }
 
 func (c mixingConfig) String() string {
-	return fmt.Sprintf("%v | %d | %d", AnchorRule{Kind: c.anchors}, max(c.moves, 0), c.inner)
+	relax := GibbsConfig{Overrelax: c.relax}.withDefaults().Overrelax
+	return fmt.Sprintf("%v | %d | %d | %g", AnchorRule{Kind: c.anchors}, max(c.moves, 0), c.inner, relax)
 }
 
 // mixingCase is one data set of the experiment.
@@ -92,10 +95,11 @@ func TestMixing(t *testing.T) {
 		})
 	}
 	configs := []mixingConfig{
-		{AnchorLast, NoGroupMoves, 1}, {AnchorLast, DefaultGroupMoves, 1},
-		{AnchorFirst, NoGroupMoves, 1}, {AnchorFirst, DefaultGroupMoves, 1},
-		{AnchorVolume, NoGroupMoves, 1}, {AnchorVolume, DefaultGroupMoves, 1},
-		{AnchorVolume, DefaultGroupMoves, 2},
+		{AnchorLast, NoGroupMoves, 1, NoOverrelax}, {AnchorLast, DefaultGroupMoves, 1, NoOverrelax},
+		{AnchorFirst, NoGroupMoves, 1, NoOverrelax}, {AnchorFirst, DefaultGroupMoves, 1, NoOverrelax},
+		{AnchorVolume, NoGroupMoves, 1, NoOverrelax}, {AnchorVolume, DefaultGroupMoves, 1, NoOverrelax},
+		{AnchorVolume, DefaultGroupMoves, 2, NoOverrelax},
+		{AnchorVolume, NoGroupMoves, 1, 0}, {AnchorVolume, DefaultGroupMoves, 1, 0},
 	}
 	if s := os.Getenv("PWE_MIXING_CONFIGS"); s != "" {
 		configs = parseMixingConfigs(t, s)
@@ -114,8 +118,8 @@ func TestMixing(t *testing.T) {
 		}
 	}
 	out(fmt.Sprintf("\n4 chains x %d draws after %d warmup sweeps, started at the MAP (jitter 0.1), threads 2.\n", draws, warmup))
-	out("| case | anchors | moves/sweep | inner | raw R-hat max | raw > 1.01 | logit R-hat max | logit > 1.01 | cos R-hat max | cos > 1.01 | raw ESS/CPU-s | logit ESS/CPU-s | cos ESS/CPU-s | accept | CPU s | wall s |")
-	out("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	out("| case | anchors | moves/sweep | inner | overrelax | raw R-hat max | raw > 1.01 | logit R-hat max | logit > 1.01 | cos R-hat max | cos > 1.01 | raw ESS/CPU-s | logit ESS/CPU-s | cos ESS/CPU-s | accept | CPU s | wall s |")
+	out("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, mc := range cases {
 		d := mc.data(t)
 		start, res, err := MAP(context.Background(), d, MAPConfig{Dim: mc.dim, Seed: 1, Threads: 2})
@@ -138,8 +142,15 @@ func parseMixingConfigs(t *testing.T, s string) []mixingConfig {
 	var out []mixingConfig
 	for f := range strings.SplitSeq(s, ",") {
 		parts := strings.Split(f, ":")
-		if len(parts) != 3 {
-			t.Fatalf("PWE_MIXING_CONFIGS: %q is not anchors:moves:inner", f)
+		if len(parts) != 3 && len(parts) != 4 {
+			t.Fatalf("PWE_MIXING_CONFIGS: %q is not anchors:moves:inner[:overrelax]", f)
+		}
+		var relax float64
+		if len(parts) == 4 {
+			var err error
+			if relax, err = strconv.ParseFloat(parts[3], 64); err != nil {
+				t.Fatalf("PWE_MIXING_CONFIGS: %q: %v", f, err)
+			}
 		}
 		rule, err := ParseAnchorRule(parts[0])
 		if err != nil {
@@ -150,7 +161,7 @@ func parseMixingConfigs(t *testing.T, s string) []mixingConfig {
 		if err1 != nil || err2 != nil {
 			t.Fatalf("PWE_MIXING_CONFIGS: %q: moves and inner must be integers", f)
 		}
-		out = append(out, mixingConfig{rule.Kind, moves, inner})
+		out = append(out, mixingConfig{rule.Kind, moves, inner, relax})
 	}
 	return out
 }
@@ -255,7 +266,7 @@ func mixingRun(d *Data, start *Params, mc mixingCase, cfg mixingConfig, draws, w
 	began := time.Now()
 	_, err = Gibbs(context.Background(), d, start, GibbsConfig{
 		Chains: chains, Warmup: warmup, Draws: draws, Inner: cfg.inner, Threads: 2, Seed: 5,
-		Anchors: AnchorRule{Kind: AnchorIDs, IDs: anchors}, GroupMoves: cfg.moves,
+		Anchors: AnchorRule{Kind: AnchorIDs, IDs: anchors}, GroupMoves: cfg.moves, Overrelax: cfg.relax,
 	}, sink)
 	if err != nil {
 		return "", err
@@ -307,8 +318,9 @@ func cpuSeconds() float64 {
 //	PWE_MIXING_DIAG=1 go test -run TestMixingDiagnosis -v -timeout 1h ./posterior/
 //
 // PWE_MIXING_DIAG_LAW=uniform, PWE_MIXING_CHAINS, PWE_MIXING_DRAWS,
-// PWE_MIXING_WARMUP and PWE_MIXING_MOVES change the defaults (zipf, 4
-// chains, 300 draws, 500 warmup sweeps, DefaultGroupMoves).
+// PWE_MIXING_WARMUP, PWE_MIXING_MOVES and PWE_MIXING_RELAX change the
+// defaults (zipf, 4 chains, 300 draws, 500 warmup sweeps, the default
+// GroupMoves and Overrelax; 1 for plain Gibbs draws).
 func TestMixingDiagnosis(t *testing.T) {
 	if os.Getenv("PWE_MIXING_DIAG") == "" {
 		t.Skip("set PWE_MIXING_DIAG=1 to run the mixing diagnosis")

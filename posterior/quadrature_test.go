@@ -168,15 +168,17 @@ func TestGibbsMatchesQuadrature(t *testing.T) {
 	}
 
 	for _, moves := range []int{NoGroupMoves, DefaultGroupMoves} {
-		t.Run(fmt.Sprintf("group moves %d", max(moves, 0)), func(t *testing.T) {
-			gibbsVersusQuadrature(t, d, start, anchor, sd, margRho, margAlpha, moves)
-		})
+		for _, relax := range []float64{NoOverrelax, DefaultOverrelax} {
+			t.Run(fmt.Sprintf("group moves %d overrelax %g", max(moves, 0), relax), func(t *testing.T) {
+				gibbsVersusQuadrature(t, d, start, anchor, sd, margRho, margAlpha, moves, relax)
+			})
+		}
 	}
 }
 
 // gibbsVersusQuadrature runs the sampler on TestGibbsMatchesQuadrature's
 // problem and compares the draws with the exact marginals.
-func gibbsVersusQuadrature(t *testing.T, d *Data, start *Params, anchor, sd float64, margRho [2]marginal, margAlpha marginal, moves int) {
+func gibbsVersusQuadrature(t *testing.T, d *Data, start *Params, anchor, sd float64, margRho [2]marginal, margAlpha marginal, moves int, relax float64) {
 	const chains = 4
 	col := newCollector(chains,
 		func(p *Params) float64 { return p.Rho[0] },
@@ -186,7 +188,7 @@ func gibbsVersusQuadrature(t *testing.T, d *Data, start *Params, anchor, sd floa
 	)
 	res, err := Gibbs(context.Background(), d, start, GibbsConfig{
 		Chains: chains, Warmup: 200, Draws: 6000, PriorSD: sd, Seed: 2024, Anchors: AnchorRule{Kind: AnchorLast}, Jitter: 0.5,
-		GroupMoves: moves,
+		GroupMoves: moves, Overrelax: relax,
 	}, col)
 	if err != nil {
 		t.Fatal(err)
@@ -225,77 +227,86 @@ func TestConditionalDrawMatchesQuadrature(t *testing.T) {
 		{"large counts", []float64{0.9, -0.4, 0.2, 1.3, -1.1, 0.6}, []float64{420, 35, 260.5}, []float64{180, 610, 99.5}, 0.5, 3},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			m := len(tc.npos)
-			idx := make([]int32, m)
-			n := make([]float64, m)
-			kappa := make([]float64, m)
-			for r := range m {
-				idx[r] = int32(r)
-				n[r] = tc.npos[r] + tc.nneg[r]
-				kappa[r] = tc.npos[r] - n[r]/2
-			}
-			logDens := func(x0, x1 float64) float64 {
-				v := -(x0*x0 + x1*x1) / (2 * tc.priorSD * tc.priorSD)
-				for r := range m {
-					x := x0*tc.others[2*r] + x1*tc.others[2*r+1]
-					v += tc.npos[r]*math.Log(sigmoid(x)) + tc.nneg[r]*math.Log(sigmoid(-x))
-				}
-				return v
-			}
-			// Two passes: a coarse grid over the prior's range locates the
-			// posterior, a fine one over its mean +- 12 sd integrates it.
-			box := [2][2]float64{{-7 * tc.priorSD, 7 * tc.priorSD}, {-7 * tc.priorSD, 7 * tc.priorSD}}
-			var marg [2]marginal
-			for pass, N := range []int{300, 900} {
-				hx := (box[0][1] - box[0][0]) / float64(N)
-				hy := (box[1][1] - box[1][0]) / float64(N)
-				vals := make([]float64, N*N)
-				mx := math.Inf(-1)
-				for a := range N {
-					for b := range N {
-						v := logDens(box[0][0]+(float64(a)+0.5)*hx, box[1][0]+(float64(b)+0.5)*hy)
-						vals[a*N+b] = v
-						mx = math.Max(mx, v)
-					}
-				}
-				marg = [2]marginal{{lo: box[0][0], h: hx, w: make([]float64, N)}, {lo: box[1][0], h: hy, w: make([]float64, N)}}
-				for a := range N {
-					for b := range N {
-						w := math.Exp(vals[a*N+b] - mx)
-						marg[0].w[a] += w
-						marg[1].w[b] += w
-					}
-				}
-				if pass == 0 {
-					for k := range 2 {
-						mean, sd := marg[k].moments()
-						box[k] = [2]float64{mean - 12*sd, mean + 12*sd}
-					}
-				}
-			}
-
-			const chains, draws = 4, 8000
-			ws := newWorkspace(2, m, false)
-			rho := make([][][]float64, 2)
-			for k := range 2 {
-				rho[k] = make([][]float64, chains)
-			}
-			for c := range chains {
-				x := []float64{float64(c) - 1.5, 1 - float64(c)*0.5}
-				for it := range draws + 100 {
-					ws.pcg.Seed(streamSeeds(77, c, it, sideRho, 0))
-					if err := ws.draw(x, idx, n, kappa, tc.others, 1/(tc.priorSD*tc.priorSD), tc.inner); err != nil {
-						t.Fatal(err)
-					}
-					if it >= 100 {
-						rho[0][c] = append(rho[0][c], x[0])
-						rho[1][c] = append(rho[1][c], x[1])
-					}
-				}
-			}
-			checkAgainst(t, "rho[0]", rho[0], marg[0])
-			checkAgainst(t, "rho[1]", rho[1], marg[1])
-		})
+		for _, relax := range []float64{0, DefaultOverrelax} {
+			t.Run(fmt.Sprintf("%s overrelax %g", tc.name, relax), func(t *testing.T) {
+				conditionalVersusQuadrature(t, tc.others, tc.npos, tc.nneg, tc.priorSD, tc.inner, relax)
+			})
+		}
 	}
+}
+
+// conditionalVersusQuadrature runs TestConditionalDrawMatchesQuadrature's
+// chains for one case with the given overrelaxation of the Gaussian step.
+func conditionalVersusQuadrature(t *testing.T, others, npos, nneg []float64, priorSD float64, inner int, relax float64) {
+	m := len(npos)
+	idx := make([]int32, m)
+	n := make([]float64, m)
+	kappa := make([]float64, m)
+	for r := range m {
+		idx[r] = int32(r)
+		n[r] = npos[r] + nneg[r]
+		kappa[r] = npos[r] - n[r]/2
+	}
+	logDens := func(x0, x1 float64) float64 {
+		v := -(x0*x0 + x1*x1) / (2 * priorSD * priorSD)
+		for r := range m {
+			x := x0*others[2*r] + x1*others[2*r+1]
+			v += npos[r]*math.Log(sigmoid(x)) + nneg[r]*math.Log(sigmoid(-x))
+		}
+		return v
+	}
+	// Two passes: a coarse grid over the prior's range locates the
+	// posterior, a fine one over its mean +- 12 sd integrates it.
+	box := [2][2]float64{{-7 * priorSD, 7 * priorSD}, {-7 * priorSD, 7 * priorSD}}
+	var marg [2]marginal
+	for pass, N := range []int{300, 900} {
+		hx := (box[0][1] - box[0][0]) / float64(N)
+		hy := (box[1][1] - box[1][0]) / float64(N)
+		vals := make([]float64, N*N)
+		mx := math.Inf(-1)
+		for a := range N {
+			for b := range N {
+				v := logDens(box[0][0]+(float64(a)+0.5)*hx, box[1][0]+(float64(b)+0.5)*hy)
+				vals[a*N+b] = v
+				mx = math.Max(mx, v)
+			}
+		}
+		marg = [2]marginal{{lo: box[0][0], h: hx, w: make([]float64, N)}, {lo: box[1][0], h: hy, w: make([]float64, N)}}
+		for a := range N {
+			for b := range N {
+				w := math.Exp(vals[a*N+b] - mx)
+				marg[0].w[a] += w
+				marg[1].w[b] += w
+			}
+		}
+		if pass == 0 {
+			for k := range 2 {
+				mean, sd := marg[k].moments()
+				box[k] = [2]float64{mean - 12*sd, mean + 12*sd}
+			}
+		}
+	}
+
+	const chains, draws = 4, 8000
+	ws := newWorkspace(2, m, false)
+	ws.relax = relax
+	rho := make([][][]float64, 2)
+	for k := range 2 {
+		rho[k] = make([][]float64, chains)
+	}
+	for c := range chains {
+		x := []float64{float64(c) - 1.5, 1 - float64(c)*0.5}
+		for it := range draws + 100 {
+			ws.pcg.Seed(streamSeeds(77, c, it, sideRho, 0))
+			if err := ws.draw(x, idx, n, kappa, others, 1/(priorSD*priorSD), inner); err != nil {
+				t.Fatal(err)
+			}
+			if it >= 100 {
+				rho[0][c] = append(rho[0][c], x[0])
+				rho[1][c] = append(rho[1][c], x[1])
+			}
+		}
+	}
+	checkAgainst(t, "rho[0]", rho[0], marg[0])
+	checkAgainst(t, "rho[1]", rho[1], marg[1])
 }
