@@ -157,7 +157,7 @@ func newAlternate(h, z float64) alternate {
 }
 
 // draw returns one J*(h, z) variate.
-func (a *alternate) draw(g rng) float64 {
+func (a *alternate) draw(g *rng) float64 {
 	for {
 		if g.unif() < a.pLeft {
 			x := a.left(g)
@@ -175,7 +175,7 @@ func (a *alternate) draw(g rng) float64 {
 
 // left draws from IG(h/z, h^2) truncated to (0, t), as devroye.left does for
 // h = 1.
-func (a *alternate) left(g rng) float64 {
+func (a *alternate) left(g *rng) float64 {
 	t, h := a.t, a.h
 	if a.mu > t {
 		// h^2/N^2 with |N| > h/sqrt t, then tilted by exp(-z^2 x/2).
@@ -210,7 +210,7 @@ func (a *alternate) left(g rng) float64 {
 }
 
 // right draws from Gamma(h, lam) truncated to (t, inf).
-func (a *alternate) right(g rng) float64 {
+func (a *alternate) right(g *rng) float64 {
 	h1, slack := a.h-1, a.lam-a.beta
 	for {
 		x := a.t + g.exp()/a.beta

@@ -82,11 +82,11 @@ func TestAlternateKS(t *testing.T) {
 	xs := make([]float64, n)
 	for i, h := range hs {
 		for j, z := range zs {
-			g := rng{rand.New(rand.NewPCG(uint64(i), uint64(j)))}
+			g := newRNG(rand.NewPCG(uint64(i), uint64(j)))
 			a := newAlternate(h, z)
 			var sum float64
 			for k := range xs {
-				xs[k] = a.draw(g) / 4
+				xs[k] = a.draw(&g) / 4
 				sum += xs[k]
 			}
 			b, c := h, 2*z

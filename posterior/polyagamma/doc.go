@@ -18,9 +18,13 @@
 // part, the mass ratio of the two pieces (two erfc, two exp, two log), is
 // replaced by an upper bound read from a table (or, for |c| >= 16, by the
 // bound IG <= 1); the envelope is scaled to match and left proposals get an
-// extra acceptance factor lambda in [1 - 3.1e-6, 1], resolved exactly (with
+// extra acceptance factor lambda in [1 - 2.5e-3, 1], resolved exactly (with
 // the exact masses) only when the acceptance uniform lands in the sliver
-// where it matters. The method stays exact; see devroye.go.
+// where it matters. The method stays exact; see devroye.go. The left piece
+// is drawn for |c| <= 2/0.64 as 1/N^2 with N the normal tail beyond
+// 1/sqrt(0.64), from Robert's (1995) optimal exponential proposal, the tilt
+// exp(-c^2 x/8) folded into the same acceptance test; above, by Michael,
+// Schucany & Haas (1976).
 //
 // Non-integer 1 < b <= 20: floor(b) exact PG(1, c) draws plus PG(b -
 // floor(b), c) from the gamma sum below, whose approximation error is judged
@@ -79,11 +83,31 @@
 // (same c mix as BenchmarkRand, ns per draw, alternate vs Devroye sum, plus
 // the gamma sum for the fractional part): b = 1.5: 745 vs 449; 2: 551 vs
 // 201; 2.7: 1029 vs 366; 4: 610 vs 234; 10: 968 vs 537; 13: 1018 vs 687.
+// (Those figures predate the generator and Devroye changes described
+// under Speed, which cut the Devroye sums by a third and leave the
+// alternate method's set-up as it was.)
 // It would pay only with the mass ratio of its two pieces tabulated over
 // (h, z) and corrected exactly in a sliver, as devroye.go does for h = 1.
 // The saddle-point approximation is not used either: the gamma sum covers
 // its regime with a measured error far below detectability, and it loses
 // accuracy for |c| > 35.
+//
+// # Speed
+//
+// A PG(1, c) draw costs a few dozen floating-point operations and four to six
+// random words, so the generator matters as much as the method. rng
+// (rng.go) steps a copy of a *rand.PCG's state inline instead of calling
+// the Source once per word, and draws exponential and normal variates from
+// 256-layer float64 ziggurats whose fast path hot loops spell out, because
+// Go's inliner will not take the generator and the ziggurat together. In
+// Devroye's sampler the per-c set-up is a linear interpolation, the
+// division 1/z is made only when the Michael-Schucany-Haas branch needs it,
+// and a left proposal's series is tried at the bounds of lambda before the
+// exact lambda is computed. The gamma sum evaluates the unit cumulants
+// once per draw, their Taylor series as eight independent Horner chains.
+// TestInlinePCG, TestVariates, TestZigguratClosure, TestZigguratLayers
+// and TestDevroyeLeft check these parts on their own; BenchmarkRand
+// measures the whole.
 //
 // # Exact helpers
 //

@@ -24,14 +24,17 @@ const maxHead = 4096
 // cumulants. The tail's cumulants are the totals (closed forms) minus the
 // head's, kappa_n = b (n-1)! w^n per term. Terms move to the head until the
 // tail's 4th-cumulant error b (k4 - 3 k3^2 / (2 k2)) is at most
-// tailExcessTol * vref^2, and at least until K = kMin.
+// tailExcessTol * vref^2, where vref = Var(bRef, c) is the variance of the
+// whole draw this one is part of (bRef = b on its own), and at least until
+// K = kMin.
 //
 // The shift loc = b (k1 - k2^2/k3) is >= 0 by Cauchy-Schwarz, so draws
 // stay positive; matching three cumulants (rather than two as in Zhou 2016)
 // leaves only the 4th-order error the criterion controls.
-func tailPlan(b, c, vref float64, kMin int, head func(w float64)) (loc, scale, shape float64) {
+func tailPlan(b, bRef, c float64, kMin int, head func(w float64)) (loc, scale, shape float64) {
 	k1, k2, k3, k4 := unitCumulants(c)
 	a2 := c * c / (4 * math.Pi * math.Pi)
+	vref := bRef * k2
 	lim := tailExcessTol * vref * vref / b
 	for k := 1; ; k++ {
 		if k > kMin && k4-1.5*k3*k3/k2 <= lim || k > maxHead {
@@ -49,11 +52,14 @@ func tailPlan(b, c, vref float64, kMin int, head func(w float64)) (loc, scale, s
 	if !(k3 > 0 && k2 > 0) {
 		// The tail is below rounding of the totals; its mean is all that is
 		// left to add.
-		return b * math.Max(k1, 0), 0, 0
+		return b * max(k1, 0), 0, 0
 	}
 	scale = k3 / (2 * k2)
 	shape = b * k2 / (scale * scale)
-	loc = math.Max(b*k1-shape*scale, 0)
+	loc = b*k1 - shape*scale
+	if loc < 0 {
+		loc = 0
+	}
 	return loc, scale, shape
 }
 
@@ -70,12 +76,20 @@ func minHead(b float64) int {
 	return int(math.Ceil(5 / b))
 }
 
-// gammaSum draws PG(b, c) from the head terms and the matched tail.
-func gammaSum(g rng, b, c, vref float64, kMin int) float64 {
+// gammaSum draws PG(b, c) from the head terms and the matched tail, as part
+// of a draw of PG(bRef, c) (see tailPlan).
+func gammaSum(g *rng, b, bRef, c float64, kMin int) float64 {
 	var x float64
-	loc, scale, shape := tailPlan(b, c, vref, kMin, func(w float64) { x += w * g.gamma(b) })
+	var head gammaGen
+	loc, scale, shape := tailPlan(b, bRef, c, kMin, func(w float64) {
+		if head.d == 0 {
+			head = newGammaGen(b)
+		}
+		x += w * head.draw(g)
+	})
 	if shape > 0 {
-		x += scale * g.gamma(shape)
+		tail := newGammaGen(shape)
+		x += scale * tail.draw(g)
 	}
 	return x + loc
 }

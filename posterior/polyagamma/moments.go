@@ -21,7 +21,7 @@ import (
 // precision (k4), i.e. they stay accurate to about 1e-13.
 const seriesY = 0.5
 
-// nSeries terms of the Taylor series give full double precision for
+// nSeries (even) terms of the Taylor series give full double precision for
 // s <= seriesY^2 = 0.25: the ratio of successive terms is about 4s/pi^2 < 0.11.
 const nSeries = 26
 
@@ -34,6 +34,18 @@ var hCoef = func() [nSeries + 4]float64 {
 		}
 	}
 	return h
+}()
+
+// hSeries[j][n] is the coefficient of s^j in the n-th derivative of h,
+// (j+1)...(j+n) hCoef[j+n], so that one Horner pass gives h and its first
+// three derivatives (the sampler needs them for every draw with b < 1 or
+// b > 20).
+var hSeries = func() (t [nSeries][4]float64) {
+	for j := range t {
+		t[j] = [4]float64{hCoef[j], float64(j+1) * hCoef[j+1],
+			float64((j+1)*(j+2)) * hCoef[j+2], float64((j+1)*(j+2)*(j+3)) * hCoef[j+3]}
+	}
+	return t
 }()
 
 // lambda returns sum_{k>=1} (k-1/2)^-m for m >= 2 (the Dirichlet lambda
@@ -63,14 +75,19 @@ func unitCumulants(c float64) (k1, k2, k3, k4 float64) {
 	y := math.Abs(c) / 2
 	if y < seriesY {
 		s := y * y
-		// Horner for h, h', h'', h''' at once.
-		var h0, h1, h2, h3 float64
-		for j := nSeries - 1; j >= 0; j-- {
-			h0 = h0*s + hCoef[j]
-			h1 = h1*s + float64(j+1)*hCoef[j+1]
-			h2 = h2*s + float64((j+1)*(j+2))*hCoef[j+2]
-			h3 = h3*s + float64((j+1)*(j+2)*(j+3))*hCoef[j+3]
+		// Horner in s^2 for the even and the odd coefficients of h, h',
+		// h'', h''' at once: eight independent chains of nSeries/2 steps
+		// rather than four of nSeries, which halves the latency.
+		s2 := s * s
+		var e0, e1, e2, e3, o0, o1, o2, o3 float64
+		for j := nSeries - 2; j >= 0; j -= 2 {
+			a, b := &hSeries[j], &hSeries[j+1]
+			e0, o0 = e0*s2+a[0], o0*s2+b[0]
+			e1, o1 = e1*s2+a[1], o1*s2+b[1]
+			e2, o2 = e2*s2+a[2], o2*s2+b[2]
+			e3, o3 = e3*s2+a[3], o3*s2+b[3]
 		}
+		h0, h1, h2, h3 := e0+s*o0, e1+s*o1, e2+s*o2, e3+s*o3
 		return h0 / 4, -h1 / 8, h2 / 16, -h3 / 32
 	}
 	// tanh and sech^2 from one exponential, so neither cancels for large y.
