@@ -169,7 +169,7 @@ func TestRunEndToEnd(t *testing.T) {
 	}
 	logged := map[string]logRecord{}
 	for _, r := range parseJSONLog(t, logBuf.Bytes()) {
-		if strings.HasPrefix(r.Msg, "done in") {
+		if strings.Contains(r.Msg, "done in") {
 			logged[r.Stage] = r
 		}
 	}

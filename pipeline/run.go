@@ -124,7 +124,11 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		if err := man.write(mpath); err != nil {
 			return rep, err
 		}
-		log.Info(fmt.Sprintf("done in %.2fs", end.Sub(start).Seconds()),
+		msg := fmt.Sprintf("done in %.2fs", end.Sub(start).Seconds())
+		if sum, ok := stats.(stages.Summarizer); ok {
+			msg = sum.Summary() + "; " + msg
+		}
+		log.Info(msg,
 			slog.Float64(SecondsKey, end.Sub(start).Seconds()), slog.Any(StatsKey, stats))
 		rep.Ran = append(rep.Ran, st.name)
 	}

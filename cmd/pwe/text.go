@@ -58,8 +58,7 @@ words (UAX #29), case-folded unless --no-lower.`,
 					return fmt.Errorf("tokenize: %w", err)
 				}
 				log := e.stage("tokenize")
-				log.Info(fmt.Sprintf("%d documents, %d tokens (%.1f M/s), %d distinct; vocabulary %d tokens covering %.1f%% -> %s",
-					st.Documents, st.Tokens, float64(st.Tokens)/st.Seconds/1e6, st.DistinctTokens, st.VocabSize, 100*st.VocabCoverage, cfg.Output),
+				log.Info(st.Summary()+" -> "+cfg.Output,
 					slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.Seconds))
 				if st.InvalidUTF8 > 0 {
 					log.Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
@@ -119,9 +118,7 @@ vocab.parquet.`,
 					return fmt.Errorf("count: %w", err)
 				}
 				log := e.stage("count")
-				log.Info(fmt.Sprintf("%d documents, %d tokens (%d out of vocabulary, %d subsampled), %d positive pairs, %d unique pairs, %d spills, %.2fs (%.1f M tokens/s) -> %s",
-					st.Documents, st.Tokens, st.OOVTokens, st.Subsampled, st.PositivePairs, st.UniquePairs, st.Spills,
-					st.Seconds, float64(st.Tokens)/st.Seconds/1e6, cfg.Output),
+				log.Info(st.Summary()+" -> "+cfg.Output,
 					slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.Seconds))
 				if cfg.Append != "" {
 					log.Info(appendSummary(st, cfg.Append))

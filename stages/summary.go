@@ -1,0 +1,30 @@
+package stages
+
+import "fmt"
+
+// Summarizer is implemented by the stages' statistics: one line of the
+// figures a person reads after the stage, without the output path. pwe's
+// commands and pwe run print it; JSON logs carry the statistics instead.
+type Summarizer interface {
+	Summary() string
+}
+
+// Summary implements Summarizer.
+func (s TokenizeStats) Summary() string {
+	return fmt.Sprintf("%d documents, %d tokens (%.1f M/s), %d distinct; vocabulary %d tokens covering %.1f%%",
+		s.Documents, s.Tokens, rate(s.Tokens, s.Seconds), s.DistinctTokens, s.VocabSize, 100*s.VocabCoverage)
+}
+
+// Summary implements Summarizer.
+func (s CountStats) Summary() string {
+	return fmt.Sprintf("%d documents, %d tokens (%d out of vocabulary, %d subsampled), %d positive pairs, %d unique pairs, %d spills, %.2fs (%.1f M tokens/s)",
+		s.Documents, s.Tokens, s.OOVTokens, s.Subsampled, s.PositivePairs, s.UniquePairs, s.Spills, s.Seconds, rate(s.Tokens, s.Seconds))
+}
+
+// rate is n per second in millions, 0 for an instant stage.
+func rate(n int64, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return float64(n) / seconds / 1e6
+}
