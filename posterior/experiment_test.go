@@ -18,7 +18,8 @@ import (
 // For V = 100 tokens, D in {5, 10}, N in {1e3, 1e4, 1e5, 1e6} observations
 // and pairs uniform or Zipf, it simulates 10 data sets (true vectors with
 // Normal(0, 1/D) coordinates, SimConfig's defaults), finds the MAP, picks
-// the anchors with the default rule and runs the Gibbs sampler, then
+// the anchors with the default rule and their values with AnchorState and
+// runs the Gibbs sampler, then
 // measures the draws with an Evaluator: coverage of the 90% intervals and
 // RMSE of the V^2 co-occurrence probabilities against the truth, and
 // log-likelihood per observation on held-out data (PWE_EXPERIMENT_HELDOUT
@@ -29,6 +30,9 @@ import (
 // (PWE_EXPERIMENT_PRIOR=1 uses pwe fit's default prior instead).
 // PWE_EXPERIMENT_DATASETS, _DIMS, _N (comma-separated, 1e4 accepted),
 // _LAWS, _CHAINS, _WARMUP and _DRAWS shrink or grow the grid;
+// PWE_EXPERIMENT_ANCHOR_VALUES lists where the anchors are fixed (draw,
+// map, auto; default draw, AnchorState's default), each fitted to the same
+// data sets and MAPs;
 // PWE_EXPERIMENT_OUT=FILE appends the Markdown rows to FILE as they are
 // made.
 
@@ -36,7 +40,10 @@ import (
 type experimentCell struct {
 	law      PairLaw
 	dim, n   int
+	values   AnchorValues
 	coverage []float64
+	ratio    []float64            // AnchorStateResult.ScaleRatio
+	drawn    int                  // data sets anchored at a draw
 	rmse     map[string][]float64 // by estimator
 	heldOut  map[string][]float64
 	warnings int
@@ -63,6 +70,14 @@ func TestExperiment(t *testing.T) {
 		}
 		laws = append(laws, l)
 	}
+	var values []AnchorValues
+	for _, s := range strings.Split(envString("PWE_EXPERIMENT_ANCHOR_VALUES", "draw"), ",") {
+		v, err := ParseAnchorValues(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, v)
+	}
 	matched := os.Getenv("PWE_EXPERIMENT_PRIOR") != "1"
 	out := experimentOutput(t)
 
@@ -72,47 +87,54 @@ func TestExperiment(t *testing.T) {
 	}
 	out(fmt.Sprintf("\nV = %d, %d data sets per cell, %d chains x %d draws after %d warmup sweeps, anchors by the default rule, prior sd %s, %d held-out observations, threads 2.\n",
 		v, datasets, chains, draws, warmup, prior, heldN))
-	out("| pairs | D | N | coverage 90% (se) | RMSE MAP | RMSE post. mean | RMSE mean vectors | sqrt(N) x RMSE post. mean | held-out MAP | held-out mean vectors | held-out predictive | predictive - MAP (se) | CPU s |")
-	out("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	out("| pairs | D | N | anchor values | MAP / draw scale (drawn) | coverage 90% (se) | RMSE MAP | RMSE post. mean | RMSE mean vectors | sqrt(N) x RMSE post. mean | held-out MAP | held-out mean vectors | held-out predictive | predictive - MAP (se) | CPU s |")
+	out("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	var cells []*experimentCell
 	for _, law := range laws {
 		for _, dim := range dims {
 			for _, n := range ns {
-				c := &experimentCell{law: law, dim: dim, n: n, rmse: map[string][]float64{}, heldOut: map[string][]float64{}}
-				cpu0 := cpuSeconds()
-				for ds := range datasets {
-					experimentRun(t, c, v, uint64(ds+1), chains, warmup, draws, heldN, matched)
+				cs := make([]*experimentCell, len(values))
+				for k, val := range values {
+					cs[k] = &experimentCell{law: law, dim: dim, n: n, values: val, rmse: map[string][]float64{}, heldOut: map[string][]float64{}}
 				}
-				c.cpu = cpuSeconds() - cpu0
-				cells = append(cells, c)
-				out(c.row())
+				for ds := range datasets {
+					experimentRun(t, cs, v, uint64(ds+1), chains, warmup, draws, heldN, matched)
+				}
+				for _, c := range cs {
+					cells = append(cells, c)
+					out(c.row())
+				}
 			}
 		}
 	}
 	out("\nLog-log slope of the posterior mean's RMSE against N (the paper: about -1/2), over every N and over the two largest:\n")
-	out("| pairs | D | slope, all N | slope, two largest N |")
-	out("|---|---|---|---|")
+	out("| pairs | D | anchor values | slope, all N | slope, two largest N |")
+	out("|---|---|---|---|---|")
 	for _, law := range laws {
 		for _, dim := range dims {
-			var xs, ys []float64
-			for _, c := range cells {
-				if c.law == law && c.dim == dim {
-					xs = append(xs, math.Log(float64(c.n)))
-					ys = append(ys, math.Log(meanOf(c.rmse[EstimatorMeanProb])))
+			for _, val := range values {
+				var xs, ys []float64
+				for _, c := range cells {
+					if c.law == law && c.dim == dim && c.values == val {
+						xs = append(xs, math.Log(float64(c.n)))
+						ys = append(ys, math.Log(meanOf(c.rmse[EstimatorMeanProb])))
+					}
 				}
-			}
-			if len(xs) > 1 {
-				k := len(xs) - 2
-				out(fmt.Sprintf("| %v | %d | %.3f | %.3f |", law, dim, olsSlope(xs, ys), olsSlope(xs[k:], ys[k:])))
+				if len(xs) > 1 {
+					k := len(xs) - 2
+					out(fmt.Sprintf("| %v | %d | %v | %.3f | %.3f |", law, dim, val, olsSlope(xs, ys), olsSlope(xs[k:], ys[k:])))
+				}
 			}
 		}
 	}
 }
 
-// experimentRun simulates, fits and measures one data set into c.
-func experimentRun(t *testing.T, c *experimentCell, v int, seed uint64, chains, warmup, draws, heldN int, matched bool) {
+// experimentRun simulates one data set, finds its MAP and, for each cell
+// (one per way of fixing the anchors), fits and measures it into the cell.
+func experimentRun(t *testing.T, cs []*experimentCell, v int, seed uint64, chains, warmup, draws, heldN int, matched bool) {
 	t.Helper()
-	cfg := SimConfig{V: v, D: c.dim, N: c.n, Pairs: c.law, Seed: seed}
+	c0 := cs[0]
+	cfg := SimConfig{V: v, D: c0.dim, N: c0.n, Pairs: c0.law, Seed: seed}
 	truth, rows, err := Simulate(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -127,36 +149,48 @@ func experimentRun(t *testing.T, c *experimentCell, v int, seed uint64, chains, 
 	test := buildData(t, v, heldRows)
 	priorSD := 1.0
 	if matched {
-		priorSD = 1 / math.Sqrt(float64(c.dim))
+		priorSD = 1 / math.Sqrt(float64(c0.dim))
 	}
 	ctx := context.Background()
-	m, _, err := MAP(ctx, d, MAPConfig{Dim: c.dim, PriorSD: priorSD, Seed: seed, Threads: 2})
-	if errors.Is(err, ErrNotConverged) {
-		c.warnings++
-	} else if err != nil {
-		t.Fatalf("%v D=%d N=%d seed %d: MAP: %v", c.law, c.dim, c.n, seed, err)
+	cpu0 := cpuSeconds()
+	m, _, err := MAP(ctx, d, MAPConfig{Dim: c0.dim, PriorSD: priorSD, Seed: seed, Threads: 2})
+	mapCPU := cpuSeconds() - cpu0
+	notConverged := errors.Is(err, ErrNotConverged)
+	if err != nil && !notConverged {
+		t.Fatalf("%v D=%d N=%d seed %d: MAP: %v", c0.law, c0.dim, c0.n, seed, err)
 	}
-	anchors, err := ChooseAnchors(d, m, AnchorRule{})
-	if err != nil {
-		t.Fatalf("%v D=%d N=%d seed %d: anchors: %v", c.law, c.dim, c.n, seed, err)
-	}
-	ev := NewEvaluator(v, c.dim, truth, test)
-	_, err = Gibbs(ctx, d, m, GibbsConfig{
-		Chains: chains, Warmup: warmup, Draws: draws, PriorSD: priorSD, Threads: 2, Seed: seed,
-		Anchors: AnchorRule{Kind: AnchorIDs, IDs: anchors},
-	}, ev)
-	if err != nil {
-		t.Fatalf("%v D=%d N=%d seed %d: Gibbs: %v", c.law, c.dim, c.n, seed, err)
-	}
-	for _, x := range ev.Metrics(m) {
-		switch x.Name {
-		case MetricCoverage90:
-			c.coverage = append(c.coverage, x.Value)
-		case MetricRMSE:
-			c.rmse[x.Estimator] = append(c.rmse[x.Estimator], x.Value)
-		case MetricHeldOut:
-			c.heldOut[x.Estimator] = append(c.heldOut[x.Estimator], x.Value)
+	for _, c := range cs {
+		cpu0 := cpuSeconds()
+		if notConverged {
+			c.warnings++
 		}
+		as, err := AnchorState(ctx, d, m, AnchorStateConfig{Values: c.values, PriorSD: priorSD, Threads: 2, Seed: seed})
+		if err != nil {
+			t.Fatalf("%v D=%d N=%d seed %d: anchors at %v: %v", c.law, c.dim, c.n, seed, c.values, err)
+		}
+		c.ratio = append(c.ratio, as.ScaleRatio)
+		if as.Drawn {
+			c.drawn++
+		}
+		ev := NewEvaluator(v, c.dim, truth, test)
+		_, err = Gibbs(ctx, d, as.State, GibbsConfig{
+			Chains: chains, Warmup: warmup, Draws: draws, PriorSD: priorSD, Threads: 2, Seed: seed,
+			Anchors: AnchorRule{Kind: AnchorIDs, IDs: as.Anchors},
+		}, ev)
+		if err != nil {
+			t.Fatalf("%v D=%d N=%d seed %d: Gibbs: %v", c.law, c.dim, c.n, seed, err)
+		}
+		for _, x := range ev.Metrics(m) {
+			switch x.Name {
+			case MetricCoverage90:
+				c.coverage = append(c.coverage, x.Value)
+			case MetricRMSE:
+				c.rmse[x.Estimator] = append(c.rmse[x.Estimator], x.Value)
+			case MetricHeldOut:
+				c.heldOut[x.Estimator] = append(c.heldOut[x.Estimator], x.Value)
+			}
+		}
+		c.cpu += mapCPU + cpuSeconds() - cpu0
 	}
 }
 
@@ -172,8 +206,12 @@ func (c *experimentCell) row() string {
 		warn = fmt.Sprintf(" (%d MAPs not converged)", c.warnings)
 	}
 	pm := meanOf(c.rmse[EstimatorMeanProb])
-	return fmt.Sprintf("| %v | %d | %.0e | %.1f%% (%.1f) | %.4f | %.4f | %.4f | %.2f | %.5f | %.5f | %.5f | %+.5f (%.5f) | %.0f%s |",
-		c.law, c.dim, float64(c.n), 100*meanOf(c.coverage), 100*stdErrOf(c.coverage),
+	ratio := "-"
+	if r := meanOf(c.ratio); !math.IsNaN(r) {
+		ratio = fmt.Sprintf("%.2f (%d/%d)", r, c.drawn, len(c.ratio))
+	}
+	return fmt.Sprintf("| %v | %d | %.0e | %v | %s | %.1f%% (%.1f) | %.4f | %.4f | %.4f | %.2f | %.5f | %.5f | %.5f | %+.5f (%.5f) | %.0f%s |",
+		c.law, c.dim, float64(c.n), c.values, ratio, 100*meanOf(c.coverage), 100*stdErrOf(c.coverage),
 		meanOf(c.rmse[EstimatorMAP]), pm, meanOf(c.rmse[EstimatorMeanVectors]), pm*math.Sqrt(float64(c.n)),
 		meanOf(c.heldOut[EstimatorMAP]), meanOf(c.heldOut[EstimatorMeanVectors]), meanOf(c.heldOut[EstimatorMeanProb]),
 		meanOf(diff), stdErrOf(diff), c.cpu, warn)

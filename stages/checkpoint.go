@@ -295,8 +295,10 @@ type mapCheckpoint struct {
 }
 
 // saveMAP writes run.ckpt: the settings, the inputs, the MAP and its
-// statistics, so that a resumed run skips the MAP.
-func (r *gibbsRun) saveMAP(m *posterior.Params, stats FitStats) error {
+// statistics, and the anchored chains' start when it is not the MAP (the
+// draw whose anchor values are fixed), so that a resumed run skips the
+// MAP and the chain that drew the start.
+func (r *gibbsRun) saveMAP(m, start *posterior.Params, stats FitStats) error {
 	extra, err := json.Marshal(mapCheckpoint{Stats: stats, MAPSeconds: stats.MAPSeconds})
 	if err != nil {
 		return err
@@ -305,42 +307,55 @@ func (r *gibbsRun) saveMAP(m *posterior.Params, stats FitStats) error {
 		writeBytes(w, r.set)
 		writeBytes(w, r.ins)
 		writeBytes(w, extra)
-		_, err := m.WriteTo(w)
+		if _, err := m.WriteTo(w); err != nil || start == m {
+			return err
+		}
+		_, err := start.WriteTo(w)
 		return err
 	})
 }
 
-// loadMAP reads run.ckpt.
-func (r *gibbsRun) loadMAP(stats *FitStats) (*posterior.Params, error) {
+// loadMAP reads run.ckpt: the MAP and the anchored chains' start.
+func (r *gibbsRun) loadMAP(stats *FitStats) (m, start *posterior.Params, err error) {
 	path := filepath.Join(r.dir, runFile)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %s (the run finished, was never started, or was stopped before its MAP was found)", ErrNoCheckpoint, r.dir)
+		return nil, nil, fmt.Errorf("%w in %s (the run finished, was never started, or was stopped before its MAP was found)", ErrNoCheckpoint, r.dir)
 	}
 	br, err := r.readFile(runFile, kindRun)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var extra []byte
 	for range 3 {
 		if extra, err = readBytes(br); err != nil {
-			return nil, fmt.Errorf("checkpoint %s: %w: %w", path, ErrBadCheckpoint, err)
+			return nil, nil, fmt.Errorf("checkpoint %s: %w: %w", path, ErrBadCheckpoint, err)
 		}
 	}
 	var mc mapCheckpoint
 	if err := json.Unmarshal(extra, &mc); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w: %w", path, ErrBadCheckpoint, err)
+		return nil, nil, fmt.Errorf("checkpoint %s: %w: %w", path, ErrBadCheckpoint, err)
 	}
-	m, err := posterior.ReadParams(br)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	// One buffered reader for both Params, as each read buffers ahead.
+	pr := bufio.NewReaderSize(br, 1<<16)
+	if m, err = posterior.ReadParams(pr); err != nil {
+		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	if m.V != stats.V || m.D != r.cfg.Dim {
-		return nil, fmt.Errorf("checkpoint %s: %w (MAP of %d x %d, want %d x %d)", path, ErrBadCheckpoint, m.V, m.D, stats.V, r.cfg.Dim)
+		return nil, nil, fmt.Errorf("checkpoint %s: %w (MAP of %d x %d, want %d x %d)", path, ErrBadCheckpoint, m.V, m.D, stats.V, r.cfg.Dim)
+	}
+	start = m
+	if mc.Stats.AnchorValues == posterior.AnchorAtDraw.String() {
+		if start, err = posterior.ReadParams(pr); err != nil {
+			return nil, nil, fmt.Errorf("checkpoint %s: anchor values: %w", path, err)
+		}
+		if start.V != m.V || start.D != m.D {
+			return nil, nil, fmt.Errorf("checkpoint %s: %w (anchor values of %d x %d, want %d x %d)", path, ErrBadCheckpoint, start.V, start.D, m.V, m.D)
+		}
 	}
 	v, pairs := stats.V, stats.Pairs
 	*stats = mc.Stats
 	stats.V, stats.Pairs, stats.MAPSeconds = v, pairs, mc.MAPSeconds
-	return m, nil
+	return m, start, nil
 }
 
 func chainFile(c int) string { return fmt.Sprintf("chain-%04d.ckpt", c) }
@@ -438,7 +453,7 @@ func spillPaths(cfg FitConfig) []string {
 // checkpointed run, and returns the spill holding the draws. Without
 // checkpoints its files are removed when sampling fails; with them they
 // stay, with the checkpoint, for a resumed run.
-func (r *gibbsRun) sample(ctx context.Context, data *posterior.Data, m *posterior.Params, starts []*posterior.Params, stats *FitStats) (*spill, error) {
+func (r *gibbsRun) sample(ctx context.Context, data *posterior.Data, m, start *posterior.Params, starts []*posterior.Params, stats *FitStats) (*spill, error) {
 	cfg := r.cfg
 	init, _ := posterior.ParseInitMode(cfg.Init)
 	warmup := *cfg.Warmup
@@ -449,9 +464,13 @@ func (r *gibbsRun) sample(ctx context.Context, data *posterior.Data, m *posterio
 	if moves == 0 {
 		moves = posterior.NoGroupMoves
 	}
+	relax := *cfg.Overrelax
+	if relax == 0 {
+		relax = posterior.NoOverrelax
+	}
 	r.gcfg = posterior.GibbsConfig{
 		Dim: cfg.Dim, Chains: cfg.Chains, Warmup: warmup, Draws: cfg.Draws, Thin: cfg.Thin,
-		Inner: cfg.Inner, GroupMoves: moves, Init: init, PriorSD: cfg.PriorSD, Threads: cfg.Threads, Seed: cfg.Seed,
+		Inner: cfg.Inner, GroupMoves: moves, Overrelax: relax, Init: init, PriorSD: cfg.PriorSD, Threads: cfg.Threads, Seed: cfg.Seed,
 		Anchors: posterior.AnchorRule{Kind: posterior.AnchorIDs, IDs: stats.Anchors}, OnSweep: cfg.OnSweep,
 	}
 	if starts != nil {
@@ -462,7 +481,7 @@ func (r *gibbsRun) sample(ctx context.Context, data *posterior.Data, m *posterio
 		if err != nil {
 			return nil, err
 		}
-		if err := r.gibbs(ctx, data, m, sp, stats); err != nil {
+		if err := r.gibbs(ctx, data, start, sp, stats); err != nil {
 			sp.remove()
 			return nil, err
 		}
@@ -492,7 +511,7 @@ func (r *gibbsRun) sample(ctx context.Context, data *posterior.Data, m *posterio
 		if err := os.MkdirAll(r.dir, 0o755); err != nil {
 			return nil, err
 		}
-		if err := r.saveMAP(m, *stats); err != nil {
+		if err := r.saveMAP(m, start, *stats); err != nil {
 			return nil, err
 		}
 	}
@@ -506,7 +525,7 @@ func (r *gibbsRun) sample(ctx context.Context, data *posterior.Data, m *posterio
 	if cfg.CheckpointEvery == 0 && cfg.CheckpointInterval == 0 {
 		r.gcfg.CheckpointInterval = DefaultCheckpointInterval
 	}
-	if err := r.gibbs(ctx, data, m, sp, stats); err != nil {
+	if err := r.gibbs(ctx, data, start, sp, stats); err != nil {
 		sp.close()
 		if ctx.Err() != nil {
 			return nil, &InterruptedError{Checkpoint: r.dir, Err: err}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -33,7 +34,7 @@ type FitConfig struct {
 	Vocab  string `json:"-" yaml:"-"`
 	// Method is "gibbs" (default: MAP, then posterior draws), "map", or
 	// "laplace" (MAP, then independent draws from the Gaussian
-	// approximation at it; Warmup, Thin, Inner, GroupMoves and Init are
+	// approximation at it; Warmup, Thin, Inner, GroupMoves, Overrelax and Init are
 	// then unused).
 	Method string `json:"method" yaml:"method"`
 	// Laplace is the factorisation of method "laplace": "auto" (default),
@@ -41,10 +42,20 @@ type FitConfig struct {
 	Laplace string `json:"laplace" yaml:"laplace"`
 	// Dim is the embedding dimension D (default 20).
 	Dim int `json:"dim" yaml:"dim"`
-	// Anchors names the tokens whose context vectors are fixed at their MAP
-	// values to identify the posterior: a rule ("last", "first", ...) or
+	// Anchors names the tokens whose context vectors are fixed (at the
+	// values AnchorValues says) to identify the posterior: a rule ("last", "first", ...) or
 	// comma-separated tokens. Empty means the engine's default rule.
 	Anchors string `json:"anchors" yaml:"anchors"`
+	// AnchorValues is where the anchors' context vectors are fixed: "draw"
+	// (default for method gibbs: the last state of an unanchored chain of
+	// AnchorSweeps sweeps from the MAP, whose scale is the posterior's
+	// even when the data are too weak to move the MAP from the origin),
+	// "map", or "auto" (draw when the MAP is degenerate, else map; see
+	// posterior.AnchorValues). Methods map and laplace anchor at the MAP.
+	AnchorValues string `json:"anchor_values" yaml:"anchor_values"`
+	// AnchorSweeps is the length of that chain (default
+	// posterior.DefaultAnchorSweeps; unused for "map").
+	AnchorSweeps int `json:"anchor_sweeps,omitempty" yaml:"anchor_sweeps"`
 	// Chains, Warmup (sweeps discarded; default 500 when nil), Draws (kept
 	// per chain; default 500), Thin (sweeps per kept draw) and Inner (PG and
 	// Gaussian steps per token and sweep) shape the Gibbs run.
@@ -56,6 +67,10 @@ type FitConfig struct {
 	// GroupMoves is the number of Metropolis frame-change moves per sweep
 	// (default 20 when nil; 0: none).
 	GroupMoves *int `json:"group_moves" yaml:"group_moves"`
+	// Overrelax is the overrelaxation coefficient of the conditional draws'
+	// Gaussian step, in (-1, 1) (default posterior.DefaultOverrelax when
+	// nil; 0: plain Gibbs draws).
+	Overrelax *float64 `json:"overrelax" yaml:"overrelax"`
 	// Init is "map" (default: the MAP with per-chain jitter) or "prior".
 	Init string `json:"init" yaml:"init"`
 	// PriorSD is the prior standard deviation s of every coordinate
@@ -131,6 +146,10 @@ func (c FitConfig) WithDefaults() FitConfig {
 		k := posterior.DefaultGroupMoves
 		c.GroupMoves = &k
 	}
+	if c.Overrelax == nil {
+		k := posterior.DefaultOverrelax
+		c.Overrelax = &k
+	}
 	if c.Thin == 0 {
 		c.Thin = 1
 	}
@@ -139,6 +158,18 @@ func (c FitConfig) WithDefaults() FitConfig {
 	}
 	if c.Init == "" {
 		c.Init = "map"
+	}
+	if c.AnchorValues == "" {
+		c.AnchorValues = posterior.AnchorAtMAP.String()
+		if c.Method == "gibbs" {
+			c.AnchorValues = posterior.AnchorAtDraw.String()
+		}
+	}
+	switch {
+	case c.AnchorValues == posterior.AnchorAtMAP.String():
+		c.AnchorSweeps = 0 // unused, so that it does not enter the checkpoint's key
+	case c.AnchorSweeps == 0:
+		c.AnchorSweeps = posterior.DefaultAnchorSweeps
 	}
 	if c.PriorSD == 0 {
 		c.PriorSD = 1
@@ -187,6 +218,8 @@ func (c FitConfig) Validate() error {
 		return fmt.Errorf("inner %d, want at least 1", c.Inner)
 	case *c.GroupMoves < 0:
 		return fmt.Errorf("group-moves %d is negative", *c.GroupMoves)
+	case !(*c.Overrelax > -1 && *c.Overrelax < 1):
+		return fmt.Errorf("overrelax %v outside (-1, 1)", *c.Overrelax)
 	case !(c.PriorSD > 0):
 		return fmt.Errorf("prior-sd %v, want a positive number", c.PriorSD)
 	case c.DrawsLayout != "vector" && c.DrawsLayout != "long":
@@ -200,6 +233,15 @@ func (c FitConfig) Validate() error {
 	}
 	if _, err := posterior.ParseInitMode(c.Init); err != nil {
 		return err
+	}
+	values, err := posterior.ParseAnchorValues(c.AnchorValues)
+	switch {
+	case err != nil:
+		return err
+	case values != posterior.AnchorAtMAP && c.Method != "gibbs":
+		return fmt.Errorf("anchor-values %s needs method gibbs; method %s anchors at the MAP", c.AnchorValues, c.Method)
+	case c.AnchorSweeps < 0:
+		return fmt.Errorf("anchor-sweeps %d is negative", c.AnchorSweeps)
 	}
 	if _, err := posterior.ParseLaplaceMode(c.Laplace); err != nil {
 		return err
@@ -217,7 +259,16 @@ type FitStats struct {
 	MAPLogPost  float64 `json:"map_log_posterior"`
 	MAPGradNorm float64 `json:"map_grad_norm"`
 	MAPStatus   string  `json:"map_status"`
-	Draws       int     `json:"draws_per_chain,omitempty"`
+	// AnchorValues says where the anchors' context vectors were fixed:
+	// "map", or "draw" (the last state of an unanchored chain of
+	// AnchorSweeps sweeps; draws.parquet's anchor rows hold the values).
+	// AnchorScaleRatio is the MAP's mean squared context coordinate over
+	// that state's (when the chain ran), which "auto" compares with
+	// posterior.DegenerateMAPRatio.
+	AnchorValues     string   `json:"anchor_values,omitempty"`
+	AnchorSweeps     int      `json:"anchor_sweeps,omitempty"`
+	AnchorScaleRatio *float64 `json:"anchor_scale_ratio,omitempty"`
+	Draws            int      `json:"draws_per_chain,omitempty"`
 	// Diagnostics of the free coordinates (Gibbs only).
 	MaxRhat    float64  `json:"max_rhat,omitempty"`
 	MinESSBulk float64  `json:"min_ess_bulk,omitempty"`
@@ -269,11 +320,13 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	if err != nil {
 		return stats, err
 	}
-	var m *posterior.Params
+	// anchored is where the anchored chains start: the MAP, or the draw
+	// whose anchor context vectors are fixed (FitConfig.AnchorValues).
+	var m, anchored *posterior.Params
 	if run.resuming() {
-		m, err = run.loadMAP(&stats)
+		m, anchored, err = run.loadMAP(&stats)
 	} else {
-		m, err = fitMAP(ctx, cfg, data, rule, &stats)
+		m, anchored, err = fitMAP(ctx, cfg, data, rule, &stats)
 	}
 	if err != nil {
 		return stats, err
@@ -303,7 +356,7 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	if cfg.Method == "laplace" {
 		sp, err = sampleLaplace(ctx, cfg, data, m, &stats)
 	} else {
-		sp, err = run.sample(ctx, data, m, starts, &stats)
+		sp, err = run.sample(ctx, data, m, anchored, starts, &stats)
 	}
 	if err != nil {
 		return stats, err
@@ -330,23 +383,39 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	return stats, run.finish()
 }
 
-// fitMAP finds the MAP and the anchors, recording both in stats.
-func fitMAP(ctx context.Context, cfg FitConfig, data *posterior.Data, rule posterior.AnchorRule, stats *FitStats) (*posterior.Params, error) {
-	start := time.Now()
+// fitMAP finds the MAP, the anchors and the start of the anchored chains
+// (the MAP, or the draw whose anchor values are fixed), recording them in
+// stats.
+func fitMAP(ctx context.Context, cfg FitConfig, data *posterior.Data, rule posterior.AnchorRule, stats *FitStats) (m, start *posterior.Params, err error) {
+	began := time.Now()
 	m, res, err := posterior.MAP(ctx, data, posterior.MAPConfig{
 		Dim: cfg.Dim, PriorSD: cfg.PriorSD, Seed: cfg.Seed, Threads: cfg.Threads,
 	})
 	if errors.Is(err, posterior.ErrNotConverged) {
 		stats.Warnings = append(stats.Warnings, err.Error()+"; continuing from the best point found")
 	} else if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stats.MAPIter, stats.MAPLogPost, stats.MAPGradNorm, stats.MAPStatus = res.Iterations, res.LogPosterior, res.GradNorm, res.Status
-	stats.MAPSeconds = time.Since(start).Seconds()
-	if stats.Anchors, err = posterior.ChooseAnchors(data, m, rule); err != nil {
-		return nil, err
+	stats.MAPSeconds = time.Since(began).Seconds()
+	values, err := posterior.ParseAnchorValues(cfg.AnchorValues)
+	if err != nil {
+		return nil, nil, err
 	}
-	return m, nil
+	as, err := posterior.AnchorState(ctx, data, m, posterior.AnchorStateConfig{
+		Rule: rule, Values: values, Sweeps: cfg.AnchorSweeps, PriorSD: cfg.PriorSD, Threads: cfg.Threads, Seed: cfg.Seed,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	stats.Anchors, stats.AnchorValues, stats.AnchorSweeps = as.Anchors, posterior.AnchorAtMAP.String(), as.Sweeps
+	if as.Drawn {
+		stats.AnchorValues = posterior.AnchorAtDraw.String()
+	}
+	if r := as.ScaleRatio; !math.IsNaN(r) {
+		stats.AnchorScaleRatio = &r
+	}
+	return m, as.State, nil
 }
 
 // loadCounts streams counts.parquet row group by row group into the

@@ -6,10 +6,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/posterior"
 	"github.com/pwe-project/pwe/posterior/diag"
 )
 
@@ -41,6 +43,7 @@ func TestFitOutputs(t *testing.T) {
 	dir := t.TempDir()
 	vocab, counts := countFixture(t, dir, 100)
 	cfg := smallFit(vocab, counts, filepath.Join(dir, "fit"))
+	cfg.AnchorValues = "draw"
 	st, err := Fit(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +69,29 @@ func TestFitOutputs(t *testing.T) {
 	if len(anchorAlpha) != dim {
 		t.Errorf("map.parquet marks %d anchors, want %d", len(anchorAlpha), dim)
 	}
+	// The anchors are fixed at the last state of the unanchored chain that
+	// posterior.AnchorState runs from the MAP with the fit's settings.
+	data, err := loadCounts(counts, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := cfg.WithDefaults()
+	m, _, err := posterior.MAP(context.Background(), data, posterior.MAPConfig{Dim: dim, PriorSD: full.PriorSD, Seed: cfg.Seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := posterior.AnchorState(context.Background(), data, m, posterior.AnchorStateConfig{
+		Rule: posterior.AnchorRule{Kind: posterior.AnchorFirst}, Values: posterior.AnchorAtDraw, Sweeps: full.AnchorSweeps, PriorSD: full.PriorSD, Seed: cfg.Seed,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.AnchorValues != "draw" || st.AnchorSweeps != posterior.DefaultAnchorSweeps || st.AnchorScaleRatio == nil || !slices.Equal(as.Anchors, st.Anchors) {
+		t.Fatalf("anchors %v at %q after %d sweeps, want %v at the draw after %d", st.Anchors, st.AnchorValues, st.AnchorSweeps, as.Anchors, posterior.DefaultAnchorSweeps)
+	}
+	for id := range anchorAlpha {
+		anchorAlpha[id] = toFloat32(nil, as.State.Context(int(id)))
+	}
 
 	draws, _, err := formats.ReadAll[formats.DrawRow](filepath.Join(cfg.Output, DrawsFile), formats.SchemaDraws)
 	if err != nil {
@@ -90,7 +116,7 @@ func TestFitOutputs(t *testing.T) {
 			values[r.Param][r.TokenID][k][int(r.Chain)*n+int(r.Draw)] = float64(x)
 		}
 		if a, ok := anchorAlpha[r.TokenID]; ok && r.Param == formats.ParamAlpha && !equalFloat32(a, r.Vector) {
-			t.Fatalf("anchor %d moved in chain %d draw %d: %v, MAP %v", r.TokenID, r.Chain, r.Draw, r.Vector, a)
+			t.Fatalf("anchor %d in chain %d draw %d: %v, want the unanchored chain's %v", r.TokenID, r.Chain, r.Draw, r.Vector, a)
 		}
 	}
 

@@ -209,7 +209,7 @@ func TestFitInitFrom(t *testing.T) {
 	}
 	var stats FitStats
 	rule, _ := anchorRule(next.Anchors, nil)
-	m, err := fitMAP(context.Background(), next.WithDefaults(), data, rule, &stats)
+	m, anchored, err := fitMAP(context.Background(), next.WithDefaults(), data, rule, &stats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestFitInitFrom(t *testing.T) {
 		t.Fatalf("%d vectors taken from the previous fit, want %d", fromPrev, next.Chains*2*40)
 	}
 	want := map[[2]int][]float32{} // (chain, token) -> rho of draw 0
-	_, err = posterior.Gibbs(context.Background(), data, m, posterior.GibbsConfig{
+	_, err = posterior.Gibbs(context.Background(), data, anchored, posterior.GibbsConfig{
 		Chains: next.Chains, Warmup: posterior.NoWarmup, Draws: 1, GroupMoves: posterior.NoGroupMoves, Seed: next.Seed,
 		Init: posterior.InitGiven, Starts: starts, Anchors: posterior.AnchorRule{Kind: posterior.AnchorIDs, IDs: stats.Anchors},
 	}, posterior.SinkFunc(func(c, _ int, p *posterior.Params, _ posterior.DrawStats) error {

@@ -90,7 +90,10 @@ func cosine(x, y []float64) float64 {
 		xx += x[d] * x[d]
 		yy += y[d] * y[d]
 	}
-	return xy / math.Sqrt(xx) / math.Sqrt(yy)
+	// Rounded as the stage rounds: with an even number of draws the two
+	// middle ones fold to the same distance from the median, so R-hat of
+	// the folded draws sees one-ulp differences.
+	return xy / math.Sqrt(xx*yy)
 }
 
 func (nd naiveDraws) chainsOf(f func(g int) float64) [][]float64 {
