@@ -3,11 +3,13 @@ package stages
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -197,6 +199,9 @@ func LoadEstimate(fit, estimate string) (Estimate, error) {
 			return Estimate{}, err
 		}
 	}
+	if err := fixedAnchors(&est, sr.Meta(), sumPath); err != nil {
+		return Estimate{}, err
+	}
 	for k, ok := range filled {
 		tok, param := (k%(v*d))/d, formats.ParamRho
 		if k >= v*d {
@@ -207,6 +212,40 @@ func LoadEstimate(fit, estimate string) (Estimate, error) {
 		}
 	}
 	return est, nil
+}
+
+// fixedAnchors sets the anchors' context vectors to the values the chains
+// held fixed, recorded in the fit's pwe.stats: they are the MAP's only when
+// the anchors were fixed at the MAP (fits written before the values were
+// recorded did that).
+func fixedAnchors(est *Estimate, meta formats.Meta, path string) error {
+	raw, ok := meta.Stats.(json.RawMessage)
+	if !ok {
+		return nil
+	}
+	var st struct {
+		Anchors       []int       `json:"anchors"`
+		AnchorVectors [][]float32 `json:"anchor_vectors"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return fmt.Errorf("%s: metadata pwe.stats: %w", path, err)
+	}
+	if st.AnchorVectors == nil {
+		return nil
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(st.Anchors)), slices.Sorted(slices.Values(est.Anchors))) || len(st.AnchorVectors) != len(st.Anchors) {
+		return fmt.Errorf("%s: pwe.stats names anchors %v with %d vectors, map.parquet anchors %v", path, st.Anchors, len(st.AnchorVectors), est.Anchors)
+	}
+	for k, a := range st.Anchors {
+		dst := est.Params.Context(a)
+		if len(st.AnchorVectors[k]) != len(dst) {
+			return fmt.Errorf("%s: pwe.stats: anchor %d has %d coordinates, want %d", path, a, len(st.AnchorVectors[k]), len(dst))
+		}
+		for j, x := range st.AnchorVectors[k] {
+			dst[j] = float64(x)
+		}
+	}
+	return nil
 }
 
 // WriteWord2Vec writes the vectors of kind k in word2vec's text format: a

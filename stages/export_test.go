@@ -101,7 +101,21 @@ func TestExport(t *testing.T) {
 		}
 		if r.Anchor {
 			anchor[r.TokenID] = true
-			want["mean"]["alpha"][r.TokenID] = vec // fixed, so its mean
+		}
+	}
+	// The anchors' context vectors are fixed (at a posterior draw, not at
+	// the MAP), so their mean is their value in any draw.
+	draws, _, err := formats.ReadAll[formats.DrawRow](filepath.Join(fit, DrawsFile), formats.SchemaDraws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range draws {
+		if r.Chain == 0 && r.Draw == 0 && r.Param == "alpha" && anchor[r.TokenID] {
+			vec := make([]float64, len(r.Vector))
+			for k, x := range r.Vector {
+				vec[k] = float64(x)
+			}
+			want["mean"]["alpha"][r.TokenID] = vec
 		}
 	}
 	d := len(mp[0].Vector)

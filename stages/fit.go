@@ -268,6 +268,11 @@ type FitStats struct {
 	AnchorValues     string   `json:"anchor_values,omitempty"`
 	AnchorSweeps     int      `json:"anchor_sweeps,omitempty"`
 	AnchorScaleRatio *float64 `json:"anchor_scale_ratio,omitempty"`
+	// AnchorVectors are the anchors' fixed context vectors, in the order
+	// of Anchors: map.parquet holds the MAP, which differs from them when
+	// the anchors were fixed at a draw, and summary.parquet holds only the
+	// free coordinates.
+	AnchorVectors [][]float32 `json:"anchor_vectors,omitempty"`
 	Draws            int      `json:"draws_per_chain,omitempty"`
 	// Diagnostics of the free coordinates (Gibbs only).
 	MaxRhat    float64  `json:"max_rhat,omitempty"`
@@ -332,6 +337,10 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 		return stats, err
 	}
 	anchors := stats.Anchors
+	stats.AnchorVectors = make([][]float32, len(anchors))
+	for k, a := range anchors {
+		stats.AnchorVectors[k] = toFloat32(nil, anchored.Context(a))
+	}
 	meta := func(schema string) formats.Meta {
 		return formats.Meta{Schema: schema, Config: cfg, Inputs: inputs, Stats: stats}
 	}
