@@ -273,7 +273,7 @@ type FitStats struct {
 	// the anchors were fixed at a draw, and summary.parquet holds only the
 	// free coordinates.
 	AnchorVectors [][]float32 `json:"anchor_vectors,omitempty"`
-	Draws            int      `json:"draws_per_chain,omitempty"`
+	Draws         int         `json:"draws_per_chain,omitempty"`
 	// Diagnostics of the free coordinates (Gibbs only).
 	MaxRhat    float64  `json:"max_rhat,omitempty"`
 	MinESSBulk float64  `json:"min_ess_bulk,omitempty"`
