@@ -22,18 +22,25 @@
 //
 // The likelihood sees only dot products, so (rho A, alpha A^-T) fits as
 // well as (rho, alpha) for any invertible A. MAP optimises all 2VD
-// coordinates (the prior pins the scale); ChooseAnchors then picks D
-// tokens whose context vectors are fixed at their MAP values, refusing
+// coordinates (the prior pins the scale); AnchorState then runs one
+// unanchored chain from the MAP (AnchorAtDraw, the default) and
+// ChooseAnchors picks, at its last state, D tokens whose context vectors
+// are fixed there (at the MAP itself with AnchorAtMAP). Any invertible
+// anchor block identifies the model, but the prior is only O(D)-invariant,
+// so the anchored posterior is right only when the block's scale is
+// typical of the posterior; with weak data the MAP is the origin and
+// anchors fixed there make intervals too narrow. ChooseAnchors refuses
 // tokens without context counts and anchor matrices with condition number
 // above MaxAnchorCond. AnchorRule's default, AnchorVolume, picks them
-// greedily for the largest volume of the MAP context vectors weighted by
+// greedily for the largest volume of the context vectors weighted by
 // sqrt(context count) (pivoted QR); last D (the reference paper's),
 // first D and listed ids are the alternatives. The identification is
 // weak: the Gibbs sampler moves slowly along the frame change of the free
 // vectors, which only the anchors' pairs resist, so raw coordinates,
 // cosines and logits with an anchor context mix slowly unless the
 // anchors are well measured and spread (the volume rule) and the
-// frame-change moves below are on. Fixing the anchors conditions on a
+// frame-change moves below are on, and the Gaussian steps are
+// overrelaxed (GibbsConfig.Overrelax). Fixing the anchors conditions on a
 // data-dependent frame; on simulated data the 90% intervals of the logits
 // cover 89-90% anchored against exactly 90% unanchored (TestCalibration).
 //
