@@ -113,32 +113,16 @@ func (c *leaf) load() error {
 				c.ints = values.Int32()
 				break
 			}
-			if c.dict != dict {
-				c.dict, c.dictInts = dict, c.dictInts[:0]
-				for k := range int32(dict.Len()) {
-					c.dictInts = append(c.dictInts, dict.Index(k).Int32())
-				}
-			}
-			c.mapped = c.mapped[:0]
-			for _, k := range values.Int32() {
-				c.mapped = append(c.mapped, c.dictInts[k])
-			}
+			c.dictInts = dictTable(c, dict, c.dictInts, parquet.Value.Int32)
+			c.mapped = gather(c.mapped, c.dictInts, values.Int32())
 			c.ints = c.mapped
 		case parquet.Float:
 			if dict == nil {
 				c.floats = values.Float()
 				break
 			}
-			if c.dict != dict {
-				c.dict, c.dictFloats = dict, c.dictFloats[:0]
-				for k := range int32(dict.Len()) {
-					c.dictFloats = append(c.dictFloats, dict.Index(k).Float())
-				}
-			}
-			c.mappedF = c.mappedF[:0]
-			for _, k := range values.Int32() {
-				c.mappedF = append(c.mappedF, c.dictFloats[k])
-			}
+			c.dictFloats = dictTable(c, dict, c.dictFloats, parquet.Value.Float)
+			c.mappedF = gather(c.mappedF, c.dictFloats, values.Int32())
 			c.floats = c.mappedF
 		case parquet.ByteArray:
 			if dict == nil {
@@ -146,16 +130,34 @@ func (c *leaf) load() error {
 				c.data, c.offsets = values.ByteArray()
 				break
 			}
-			if c.dict != dict {
-				c.dict, c.strs = dict, c.strs[:0]
-				for k := range int32(dict.Len()) {
-					c.strs = append(c.strs, string(dict.Index(k).ByteArray()))
-				}
-			}
+			c.strs = dictTable(c, dict, c.strs, func(v parquet.Value) string { return string(v.ByteArray()) })
 			c.codes = values.Int32()
 		}
 		return nil
 	}
+}
+
+// dictTable returns the values of dict, decoded by value into table; a
+// column chunk has one dictionary for all its pages, so the table is
+// rebuilt only when the dictionary changes.
+func dictTable[T any](c *leaf, dict parquet.Dictionary, table []T, value func(parquet.Value) T) []T {
+	if c.dict == dict {
+		return table
+	}
+	c.dict, table = dict, table[:0]
+	for k := range int32(dict.Len()) {
+		table = append(table, value(dict.Index(k)))
+	}
+	return table
+}
+
+// gather looks the dictionary indices idx up in table, reusing dst.
+func gather[T any](dst, table []T, idx []int32) []T {
+	dst = dst[:0]
+	for _, k := range idx {
+		dst = append(dst, table[k])
+	}
+	return dst
 }
 
 func (c *leaf) int32() (int32, error) {
