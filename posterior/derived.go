@@ -92,14 +92,6 @@ func PairValues(dst []float64, p *Params, pairs []Pair, k VectorKind) []float64 
 	return dst
 }
 
-func logistic(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
 // CosineScorer computes the cosine similarities of a few query tokens with
 // every token of a draw as one matrix product, Q x D by D x V, so that
 // neighbour searches over large vocabularies run at matrix-multiply speed.

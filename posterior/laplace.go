@@ -287,16 +287,7 @@ func newFreeLayout(v, dim int, anchors []int) freeLayout {
 // of the pair's log-likelihood in x, and r = n sig(x) - n_pos, minus its
 // first derivative.
 func pairCurvature(x, n, kappa float64) (w, r float64) {
-	s := sigmoidStable(x)
-	return n * s * sigmoidStable(-x), n/2*math.Tanh(x/2) - kappa
-}
-
-func sigmoidStable(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
+	return n * logistic(x) * logistic(-x), -pairScore(x, n, kappa)
 }
 
 // densePrecision returns the negative Hessian of the log posterior at m in

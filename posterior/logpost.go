@@ -13,6 +13,16 @@ func logSigmoid(x float64) float64 {
 	return x - math.Log1p(math.Exp(x))
 }
 
+// logistic returns sig(x) = 1/(1 + exp(-x)), through exp(x) for x < 0 so
+// that tiny probabilities keep their relative precision.
+func logistic(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
 // pairLogLik returns n_pos log sig(x) + n_neg log sig(-x) for a pair with
 // n trials and kappa = n_pos - n/2, using log sig(-x) = log sig(x) - x.
 func pairLogLik(x, n, kappa float64) float64 {

@@ -125,9 +125,9 @@ func (d *devroye) logRho() float64 {
 // exactLambda returns the extra acceptance factor of left proposals.
 func (d *devroye) exactLambda() float64 {
 	if !d.lamDone {
-		lr := math.Log(d.pLeft) - math.Log1p(-d.pLeft)
-		if d.z >= pTableZ {
-			lr = d.logRho()
+		lr := d.logRho()
+		if d.z < pTableZ {
+			lr = math.Log(d.pLeft) - math.Log1p(-d.pLeft)
 		}
 		d.lambda = math.Exp(exactLogRho(d.z) - lr)
 		d.lamDone = true
