@@ -244,12 +244,9 @@ func (c Config) plan(opt Options) ([]stage, error) {
 	ft.Threads, ft.Memory, ft.TempDir = c.Threads, int64(c.Memory), c.TempDir
 	ft.Seed = seedOr(ft.Seed, c.Seed)
 	ft = ft.WithDefaults()
-	files := []string{stages.MapFile}
-	if ft.Method == "gibbs" {
-		files = append(files, stages.SampleStatsFile, stages.SummaryFile)
-		if ft.SaveDraws != "none" {
-			files = append(files, stages.DrawsFile)
-		}
+	var files []string
+	for _, p := range ft.Outputs() {
+		files = append(files, filepath.Base(p))
 	}
 	outs, staged := stagedPaths(filepath.Join(c.Output, FitDir), ft.Output, files...)
 	plan = append(plan, stage{

@@ -154,3 +154,45 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPublishesEveryFitMethodsOutputs runs the fit stage with each
+// method and expects exactly the files that method writes in the fit
+// directory, recorded in the manifest, and no staging directory left.
+func TestRunPublishesEveryFitMethodsOutputs(t *testing.T) {
+	want := map[string][]string{
+		"map":     {"map.parquet"},
+		"laplace": {"draws.parquet", "map.parquet", "sample_stats.parquet", "summary.parquet"},
+	}
+	for method, files := range want {
+		t.Run(method, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := loadConfig(t, dir, strings.Replace(config, "fit:\n", "fit:\n  method: "+method+"\n", 1))
+			if _, err := Run(context.Background(), cfg, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			entries, err := os.ReadDir(filepath.Join(cfg.Output, FitDir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range entries {
+				got = append(got, e.Name())
+			}
+			if !slices.Equal(got, files) {
+				t.Errorf("fit directory holds %v, want %v", got, files)
+			}
+			if _, err := os.Stat(filepath.Join(cfg.Output, StagingDir)); !os.IsNotExist(err) {
+				t.Errorf("staging directory left behind: %v", err)
+			}
+			man, err := readManifest(filepath.Join(cfg.Output, ManifestFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec := man.find("fit"); rec == nil {
+				t.Error("the manifest has no fit record")
+			} else if len(rec.Outputs) != len(files) {
+				t.Errorf("the manifest records %d fit outputs, want %d", len(rec.Outputs), len(files))
+			}
+		})
+	}
+}

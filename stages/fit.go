@@ -190,6 +190,24 @@ func (c FitConfig) WithDefaults() FitConfig {
 	return c
 }
 
+// Outputs lists the files the fit writes into Output: the MAP always, the
+// draws' files for the sampling methods (gibbs and laplace).
+func (c FitConfig) Outputs() []string {
+	c = c.WithDefaults()
+	names := []string{MapFile}
+	if c.Method != "map" {
+		names = append(names, SampleStatsFile, SummaryFile)
+		if c.SaveDraws != "none" {
+			names = append(names, DrawsFile)
+		}
+	}
+	outs := make([]string, len(names))
+	for k, n := range names {
+		outs[k] = filepath.Join(c.Output, n)
+	}
+	return outs
+}
+
 // Validate reports settings that cannot work.
 func (c FitConfig) Validate() error {
 	c = c.WithDefaults()
