@@ -80,7 +80,9 @@ func HasCheckpoint(dir string) bool {
 // resumed. Inputs on standard input cannot be checked.
 func FitCheckpointMatches(cfg FitConfig) bool {
 	cfg = cfg.WithDefaults()
-	if cfg.Counts == StdioPath || cfg.Vocab == StdioPath {
+	// Hashing the inputs costs a pass over them; most fits have no
+	// checkpoint to compare with.
+	if cfg.Counts == StdioPath || cfg.Vocab == StdioPath || !HasCheckpoint(cfg.Output) {
 		return false
 	}
 	paths := []string{cfg.Counts, cfg.Vocab}
