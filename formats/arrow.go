@@ -214,7 +214,6 @@ func (c *rowCodec[T]) arrowSchema(md arrow.Metadata) *arrow.Schema {
 // metadata; Close adds an empty trailer batch carrying the stats and the
 // row count, then the end-of-stream marker.
 type StreamWriter[T any] struct {
-	codec   *rowCodec[T]
 	out     *bufio.Writer
 	w       *ipc.Writer
 	schema  *arrow.Schema
@@ -245,7 +244,7 @@ func createStream[T any](w io.Writer, meta Meta, codec *rowCodec[T]) (*StreamWri
 	for i, p := range kv {
 		keys[i], vals[i] = p[0], p[1]
 	}
-	sw := &StreamWriter[T]{codec: codec, out: bufio.NewWriterSize(w, 1<<20), enc: codec.encoder()}
+	sw := &StreamWriter[T]{out: bufio.NewWriterSize(w, 1<<20), enc: codec.encoder()}
 	sw.schema = codec.arrowSchema(arrow.NewMetadata(keys, vals))
 	sw.w = ipc.NewWriter(sw.out, ipc.WithSchema(sw.schema))
 	return sw, nil
@@ -290,11 +289,11 @@ func (w *StreamWriter[T]) flush(md arrow.Metadata) error {
 // SetStats records the stage summary (pwe.stats); a stream carries it on
 // its trailer batch, as it is known only at the end.
 func (w *StreamWriter[T]) SetStats(stats any) error {
-	b, err := json.Marshal(stats)
+	v, err := metaJSON(KeyStats, stats)
 	if err != nil {
-		return fmt.Errorf("formats: metadata %s: %w", KeyStats, err)
+		return err
 	}
-	w.stats = string(b)
+	w.stats = v
 	return nil
 }
 
@@ -424,6 +423,8 @@ func matchColumns(have *arrow.Schema, want []arrowColumn) ([]int, error) {
 	return index, nil
 }
 
+// metaFromLookup reads the pwe keys through lookup, which finds a key in a
+// Parquet file's or an Arrow schema's metadata.
 func metaFromLookup(lookup func(string) (string, bool)) Meta {
 	m := Meta{}
 	m.Schema, _ = lookup(KeySchema)

@@ -3,7 +3,6 @@ package formats
 import (
 	"bufio"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -173,17 +172,17 @@ func (w *CountsWriter) send() error {
 
 // SetStats records the stage summary (pwe.stats), known only at the end.
 func (w *CountsWriter) SetStats(stats any) error {
-	b, err := json.Marshal(stats)
+	v, err := metaJSON(KeyStats, stats)
 	if err != nil {
-		return fmt.Errorf("formats: metadata %s: %w", KeyStats, err)
+		return err
 	}
 	for i, p := range w.kv {
 		if p[0] == KeyStats {
-			w.kv[i][1] = string(b)
+			w.kv[i][1] = v
 			return nil
 		}
 	}
-	w.kv = append(w.kv, [2]string{KeyStats, string(b)})
+	w.kv = append(w.kv, [2]string{KeyStats, v})
 	return nil
 }
 
@@ -222,10 +221,6 @@ func (w *CountsWriter) Close() error {
 
 // Abort discards the file; it does nothing after Close.
 func (w *CountsWriter) Abort() {
-	if w.ended {
-		w.file.Abort()
-		return
-	}
 	w.stop()
 	w.file.Abort()
 }

@@ -49,13 +49,23 @@ func (m Meta) pairs() ([][2]string, error) {
 		if f.v == nil {
 			continue
 		}
-		b, err := json.Marshal(f.v)
+		v, err := metaJSON(f.key, f.v)
 		if err != nil {
-			return nil, fmt.Errorf("formats: metadata %s: %w", f.key, err)
+			return nil, err
 		}
-		kv = append(kv, [2]string{f.key, string(b)})
+		kv = append(kv, [2]string{f.key, v})
 	}
 	return kv, nil
+}
+
+// metaJSON encodes the value of metadata key, as every writer stores
+// pwe.config, pwe.inputs and pwe.stats.
+func metaJSON(key string, v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("formats: metadata %s: %w", key, err)
+	}
+	return string(b), nil
 }
 
 // Now returns the time recorded as pwe.created_at: the current UTC time, or

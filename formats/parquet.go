@@ -1,7 +1,6 @@
 package formats
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -75,11 +74,11 @@ func (w *Writer[T]) Write(rows []T) error {
 
 // SetStats records the stage summary (pwe.stats), known only at the end.
 func (w *Writer[T]) SetStats(stats any) error {
-	b, err := json.Marshal(stats)
+	v, err := metaJSON(KeyStats, stats)
 	if err != nil {
-		return fmt.Errorf("formats: metadata %s: %w", KeyStats, err)
+		return err
 	}
-	w.pw.SetKeyValueMetadata(KeyStats, string(b))
+	w.pw.SetKeyValueMetadata(KeyStats, v)
 	return nil
 }
 
@@ -154,21 +153,8 @@ func Open[T any](path, schema string) (*Reader[T], error) {
 	return r, nil
 }
 
-func readMeta(pf *parquet.File) Meta {
-	m := Meta{}
-	m.Schema, _ = pf.Lookup(KeySchema)
-	m.Version, _ = pf.Lookup(KeyVersion)
-	m.CreatedAt, _ = pf.Lookup(KeyCreatedAt)
-	for _, f := range []struct {
-		key string
-		dst *any
-	}{{KeyConfig, &m.Config}, {KeyInputs, &m.Inputs}, {KeyStats, &m.Stats}} {
-		if v, ok := pf.Lookup(f.key); ok {
-			*f.dst = json.RawMessage(v)
-		}
-	}
-	return m
-}
+// readMeta reads the pwe keys of a Parquet file's key-value metadata.
+func readMeta(pf *parquet.File) Meta { return metaFromLookup(pf.Lookup) }
 
 // checkColumns reports the first column of want that have lacks or holds
 // with another physical type.

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/pwe-project/pwe/pipeline"
 )
@@ -70,8 +69,6 @@ type env struct {
 	// terminal and width describe stderr, for progress bars.
 	terminal bool
 	width    int
-	// now is the clock of progress reports (nil: time.Now).
-	now func() time.Time
 
 	global globalFlags
 	rep    *pipeline.Reporter // nil until the global flags are known
@@ -99,7 +96,7 @@ var globalNames = map[string]bool{"progress": true, "quiet": true, "log-format":
 // configure builds the Reporter from the global flags. A bad value is a
 // usage error, reported with the default settings.
 func (e *env) configure() error {
-	cfg := pipeline.ReporterConfig{Quiet: e.global.quiet, Terminal: e.terminal, Width: e.width, Now: e.now}
+	cfg := pipeline.ReporterConfig{Quiet: e.global.quiet, Terminal: e.terminal, Width: e.width}
 	var err error
 	if cfg.Progress, err = pipeline.ParseProgressMode(e.global.progress); err != nil {
 		err = usagef("--progress %q: want auto, always or never", e.global.progress)
@@ -107,7 +104,7 @@ func (e *env) configure() error {
 		err = usagef("--log-format %q: want text or json", e.global.logFormat)
 	}
 	if err != nil {
-		cfg = pipeline.ReporterConfig{Terminal: e.terminal, Width: e.width, Now: e.now}
+		cfg = pipeline.ReporterConfig{Terminal: e.terminal, Width: e.width}
 	}
 	e.rep = pipeline.NewReporter(e.stderr, cfg)
 	return err
