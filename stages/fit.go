@@ -1,13 +1,11 @@
 package stages
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -522,28 +520,22 @@ func drawsFilter(save string, tokens []string) ([]bool, error) {
 		}
 		return keep, nil
 	}
-	f, err := os.Open(save)
+	names, lines, err := readTokenLines(save)
 	if err != nil {
 		return nil, fmt.Errorf("save-draws: %w", err)
 	}
-	defer f.Close()
 	index := make(map[string]int, len(tokens))
 	for i, t := range tokens {
 		index[t] = i
 	}
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		t := strings.TrimSpace(sc.Text())
-		if t == "" || strings.HasPrefix(t, "#") {
-			continue
-		}
+	for n, t := range names {
 		id, ok := index[t]
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: token %q is not in the vocabulary", save, line, t)
+			return nil, fmt.Errorf("%s:%d: token %q is not in the vocabulary", save, lines[n], t)
 		}
 		keep[id] = true
 	}
-	return keep, sc.Err()
+	return keep, nil
 }
 
 func writeVectors(path string, meta formats.Meta, p *posterior.Params, tokens []string, anchors []int) error {

@@ -50,18 +50,26 @@ func TestFitLaplace(t *testing.T) {
 		if len(draws) != chains*n*2*v {
 			t.Fatalf("%s: draws.parquet has %d rows, want %d", mode, len(draws), chains*n*2*v)
 		}
-		moved := 0
+		// rho_0 in draws 0 and 1 of each chain: independent draws differ.
+		first := map[int16][2][]float32{}
 		for _, r := range draws {
 			if a, ok := anchorAlpha[r.TokenID]; ok && r.Param == formats.ParamAlpha {
 				if !equalFloat32(a, r.Vector) {
 					t.Fatalf("%s: anchor %d's context vector changed in chain %d draw %d", mode, r.TokenID, r.Chain, r.Draw)
 				}
-			} else if r.Draw == 1 && r.Param == formats.ParamRho && r.TokenID == 0 {
-				moved++
+			} else if r.Draw < 2 && r.Param == formats.ParamRho && r.TokenID == 0 {
+				f := first[r.Chain]
+				f[r.Draw] = r.Vector
+				first[r.Chain] = f
 			}
 		}
-		if moved != chains {
-			t.Fatalf("%s: found %d draws of rho_0 at draw 1, want %d", mode, moved, chains)
+		if len(first) != chains {
+			t.Fatalf("%s: rho_0 found in %d chains, want %d", mode, len(first), chains)
+		}
+		for c, f := range first {
+			if f[0] == nil || f[1] == nil || equalFloat32(f[0], f[1]) {
+				t.Fatalf("%s: chain %d: rho_0 in draws 0 and 1 is %v and %v, want two different draws", mode, c, f[0], f[1])
+			}
 		}
 		ss, _, err := formats.ReadAll[formats.SampleStatsRow](filepath.Join(cfg.Output, SampleStatsFile), formats.SchemaSampleStats)
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -167,7 +166,7 @@ func Report(ctx context.Context, cfg ReportConfig) (ReportStats, error) {
 	}
 	if cfg.Pairs != "" {
 		var err error
-		if pairs, err = readPairNames(cfg.Pairs); err != nil {
+		if pairs, _, err = readPairNames(cfg.Pairs); err != nil {
 			return st, err
 		}
 	}
@@ -393,16 +392,18 @@ func densityFigures(ctx context.Context, drawsPath string, names [][2]string, ve
 		}
 		pairs[k] = posterior.Pair{A: a, B: b}
 	}
-	per := posterior.PairQuantities * len(pairs)
+	// Only the cosines are drawn: keep those of each draw (vals[g*len(pairs)+k]).
+	scratch := make([]float64, posterior.PairQuantities*len(pairs))
 	var vals []float64
 	var chainOf []int
 	for ds.Next() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		off := len(vals)
-		vals = append(vals, make([]float64, per)...)
-		posterior.PairValues(vals[off:], ds.Params(), pairs, kind)
+		posterior.PairValues(scratch, ds.Params(), pairs, kind)
+		for k := range pairs {
+			vals = append(vals, scratch[posterior.PairQuantities*k])
+		}
 		chainOf = append(chainOf, ds.Chain())
 	}
 	if err := ds.Err(); err != nil {
@@ -413,7 +414,7 @@ func densityFigures(ctx context.Context, drawsPath string, names [][2]string, ve
 		byChain := map[int][]float64{}
 		var all []float64
 		for g, c := range chainOf {
-			x := vals[g*per+posterior.PairQuantities*k]
+			x := vals[g*len(pairs)+k]
 			byChain[c] = append(byChain[c], x)
 			all = append(all, x)
 		}
@@ -490,30 +491,6 @@ func kernelDensity(x []float64, lo, hi float64, n int) plotter.XYs {
 		out[i] = plotter.XY{X: t, Y: d * norm}
 	}
 	return out
-}
-
-// readPairNames reads a pairs file in summarize's format.
-func readPairNames(path string) ([][2]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("pairs: %w", err)
-	}
-	var pairs [][2]string
-	for n, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimRight(line, "\r")
-		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
-			continue
-		}
-		fields := strings.Fields(line)
-		if strings.Contains(line, "\t") {
-			fields = strings.Split(line, "\t")
-		}
-		if len(fields) != 2 {
-			return nil, fmt.Errorf("%s:%d: want two tokens separated by a tab (or by spaces when the tokens have none), got %d fields", path, n+1, len(fields))
-		}
-		pairs = append(pairs, [2]string{strings.TrimSpace(fields[0]), strings.TrimSpace(fields[1])})
-	}
-	return pairs, nil
 }
 
 // runSettings returns the settings of every stage from the manifest of a

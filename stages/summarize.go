@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -50,11 +49,6 @@ type SummarizeConfig struct {
 	Output string `json:"-" yaml:"-"`
 	// Threads summarise quantities in parallel (0: every core).
 	Threads int `json:"-" yaml:"-"`
-	// TempDir is ignored.
-	//
-	// Deprecated: the neighbour search no longer writes a temporary file;
-	// it reads the draws a second time where it must.
-	TempDir string `json:"-" yaml:"-"`
 }
 
 // WithDefaults fills unset fields.
@@ -475,40 +469,20 @@ func (nb *neighbourPass) rescore(ctx context.Context, again []bool, cands [][]in
 func resolvePairs(cfg SummarizeConfig, index map[string]int, drawsPath string) ([]posterior.Pair, error) {
 	var pairs []posterior.Pair
 	if cfg.Pairs != "" {
-		f, err := os.Open(cfg.Pairs)
+		names, lines, err := readPairNames(cfg.Pairs)
 		if err != nil {
-			return nil, fmt.Errorf("pairs: %w", err)
+			return nil, err
 		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-		for line := 1; sc.Scan(); line++ {
-			text := strings.TrimRight(sc.Text(), "\r")
-			if strings.TrimSpace(text) == "" || strings.HasPrefix(strings.TrimSpace(text), "#") {
-				continue
-			}
-			var fields []string
-			if strings.Contains(text, "\t") {
-				fields = strings.Split(text, "\t")
-			} else {
-				fields = strings.Fields(text)
-			}
-			if len(fields) != 2 {
-				return nil, fmt.Errorf("%s:%d: want two tokens separated by a tab (or by spaces when the tokens have none), got %d fields", cfg.Pairs, line, len(fields))
-			}
-			var pr [2]int
-			for k, t := range fields {
-				t = strings.TrimSpace(t)
+		for n, pr := range names {
+			var ids [2]int
+			for k, t := range pr {
 				i, ok := index[t]
 				if !ok {
-					return nil, fmt.Errorf("%s:%d: token %q is not among the tokens of %s", cfg.Pairs, line, t, drawsPath)
+					return nil, fmt.Errorf("%s:%d: token %q is not among the tokens of %s", cfg.Pairs, lines[n], t, drawsPath)
 				}
-				pr[k] = i
+				ids[k] = i
 			}
-			pairs = append(pairs, posterior.Pair{A: pr[0], B: pr[1]})
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("%s: %w", cfg.Pairs, err)
+			pairs = append(pairs, posterior.Pair{A: ids[0], B: ids[1]})
 		}
 	}
 	among, err := resolveTokens(cfg.PairsAllAmong, index, "pairs-all-among", drawsPath)
@@ -521,6 +495,32 @@ func resolvePairs(cfg SummarizeConfig, index map[string]int, drawsPath string) (
 		}
 	}
 	return pairs, nil
+}
+
+// readPairNames reads a pairs file: two tokens per line, separated by a
+// tab, or by spaces when the tokens have none; blank lines and lines
+// starting with # are skipped. It returns each pair's line number too.
+func readPairNames(path string) (pairs [][2]string, lines []int, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pairs: %w", err)
+	}
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if strings.Contains(line, "\t") {
+			fields = strings.Split(line, "\t")
+		}
+		if len(fields) != 2 {
+			return nil, nil, fmt.Errorf("%s:%d: want two tokens separated by a tab (or by spaces when the tokens have none), got %d fields", path, n+1, len(fields))
+		}
+		pairs = append(pairs, [2]string{strings.TrimSpace(fields[0]), strings.TrimSpace(fields[1])})
+		lines = append(lines, n+1)
+	}
+	return pairs, lines, nil
 }
 
 // resolveTokens maps tokens to rows of the draws.
@@ -539,18 +539,25 @@ func resolveTokens(tokens []string, index map[string]int, what, drawsPath string
 // ReadTokenFile reads a list of tokens, one per line (blank lines and
 // lines starting with # skipped), for options that take TOKENS as @FILE.
 func ReadTokenFile(path string) ([]string, error) {
+	tokens, _, err := readTokenLines(path)
+	return tokens, err
+}
+
+// readTokenLines is ReadTokenFile that also returns each token's line
+// number, for errors about a token.
+func readTokenLines(path string) (tokens []string, lines []int, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var tokens []string
-	for _, line := range strings.Split(string(data), "\n") {
+	for n, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)
 		if line != "" && !strings.HasPrefix(line, "#") {
 			tokens = append(tokens, line)
+			lines = append(lines, n+1)
 		}
 	}
-	return tokens, nil
+	return tokens, lines, nil
 }
 
 func fingerprintAll(paths ...string) ([]input.Fingerprint, error) {
