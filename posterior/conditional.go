@@ -147,23 +147,16 @@ func (w *workspace) draw(x []float64, idx []int32, n, kappa, other []float64, pr
 		// x = U^-1 (U^-T b + z) ~ N(P^-1 b, P^-1).
 		copy(y.Data, b)
 		blas64.Trsv(blas.Trans, P, y)
-		if w.relax == 0 {
-			for k := range y.Data {
-				y.Data[k] += w.rng.NormFloat64()
-			}
-			blas64.Trsv(blas.NoTrans, P, y)
-			copy(x, y.Data)
-		} else {
-			// Overrelaxed: x' = mu + relax (x - mu) + sqrt(1 - relax^2)
-			// U^-1 z with mu = P^-1 b, which leaves N(mu, P^-1) invariant.
-			sd := math.Sqrt(1 - w.relax*w.relax)
-			for k := range y.Data {
-				y.Data[k] = (1-w.relax)*y.Data[k] + sd*w.rng.NormFloat64()
-			}
-			blas64.Trsv(blas.NoTrans, P, y)
-			for k := range x {
-				x[k] = w.relax*x[k] + y.Data[k]
-			}
+		// Overrelaxed (Adler 1981): x' = mu + relax (x - mu) + sqrt(1 -
+		// relax^2) U^-1 z with mu = P^-1 b leaves N(mu, P^-1) invariant;
+		// relax 0 is the plain draw mu + U^-1 z.
+		sd := math.Sqrt(1 - w.relax*w.relax)
+		for k := range y.Data {
+			y.Data[k] = (1-w.relax)*y.Data[k] + sd*w.rng.NormFloat64()
+		}
+		blas64.Trsv(blas.NoTrans, P, y)
+		for k := range x {
+			x[k] = w.relax*x[k] + y.Data[k]
 		}
 		w.tick(&w.phases.Cholesky, &t)
 	}
