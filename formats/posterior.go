@@ -9,6 +9,7 @@ const (
 	SchemaSummary     = "pwe.summary/1"
 	SchemaSimilarity  = "pwe.similarity/1"
 	SchemaNeighbours  = "pwe.neighbours/1"
+	SchemaEvaluation  = "pwe.evaluation/1"
 )
 
 // Quantity names in similarity.parquet's quantity column.
@@ -130,4 +131,15 @@ type NeighbourRow struct {
 	SimQ95     float64 `parquet:"similarity_q95"`
 	SimRhat    float64 `parquet:"similarity_rhat"`
 	SimESSBulk float64 `parquet:"similarity_ess_bulk"`
+}
+
+// EvaluationRow is one figure of evaluation.parquet (see posterior.Metric).
+type EvaluationRow struct {
+	Metric    string  `parquet:"metric,dict"`
+	Estimator string  `parquet:"estimator,dict"`
+	Value     float64 `parquet:"value"`
+	// N is what Value averages over: V^2 pairs, or held-out observations.
+	N float64 `parquet:"n"`
+	// Draws is the number of posterior draws behind Value (0 for the MAP).
+	Draws int64 `parquet:"draws"`
 }

@@ -16,20 +16,6 @@ import (
 // directory.
 const EvaluationFile = "evaluation.parquet"
 
-// SchemaEvaluation names evaluation.parquet's schema.
-const SchemaEvaluation = "pwe.evaluation/1"
-
-// EvaluationRow is one figure of evaluation.parquet (see posterior.Metric).
-type EvaluationRow struct {
-	Metric    string  `parquet:"metric,dict"`
-	Estimator string  `parquet:"estimator,dict"`
-	Value     float64 `parquet:"value"`
-	// N is what Value averages over: V^2 pairs, or held-out observations.
-	N float64 `parquet:"n"`
-	// Draws is the number of posterior draws behind Value (0 for the MAP).
-	Draws int64 `parquet:"draws"`
-}
-
 // EvaluateConfig configures the evaluate stage: a fit's MAP and draws
 // measured against true vectors (a simulation's truth.parquet) and
 // held-out counts (split's test.parquet).
@@ -117,11 +103,11 @@ func Evaluate(ctx context.Context, cfg EvaluateConfig) ([]posterior.Metric, erro
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]EvaluationRow, len(metrics))
+	rows := make([]formats.EvaluationRow, len(metrics))
 	for k, x := range metrics {
-		rows[k] = EvaluationRow{Metric: x.Name, Estimator: x.Estimator, Value: x.Value, N: x.N, Draws: int64(x.Draws)}
+		rows[k] = formats.EvaluationRow{Metric: x.Name, Estimator: x.Estimator, Value: x.Value, N: x.N, Draws: int64(x.Draws)}
 	}
-	meta := formats.Meta{Schema: SchemaEvaluation, Config: cfg, Inputs: fps}
+	meta := formats.Meta{Schema: formats.SchemaEvaluation, Config: cfg, Inputs: fps}
 	return metrics, formats.WriteAll(cfg.Output, rows, meta)
 }
 

@@ -96,7 +96,7 @@ func TestEvaluateStage(t *testing.T) {
 			t.Errorf("%s/%s from %d draws, want %d", x.Name, x.Estimator, x.Draws, s)
 		}
 	}
-	rows, meta, err := formats.ReadAll[EvaluationRow](filepath.Join(fit, EvaluationFile), SchemaEvaluation)
+	rows, meta, err := formats.ReadAll[formats.EvaluationRow](filepath.Join(fit, EvaluationFile), formats.SchemaEvaluation)
 	if err != nil {
 		t.Fatal(err)
 	}
