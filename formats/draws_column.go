@@ -184,18 +184,10 @@ func (c *leaf) float() (float32, error) {
 
 // param returns 0 for "rho", 1 for "alpha" and -1 for anything else.
 func (c *leaf) param() (int, error) {
-	if c.i == c.n {
-		if err := c.load(); err != nil {
-			return 0, err
-		}
+	s, err := c.str()
+	if err != nil {
+		return 0, err
 	}
-	var s string
-	if c.codes != nil {
-		s = c.strs[c.codes[c.i]]
-	} else {
-		s = string(c.data[c.offsets[c.i]:c.offsets[c.i+1]])
-	}
-	c.i++
 	switch s {
 	case ParamRho:
 		return 0, nil
@@ -206,12 +198,7 @@ func (c *leaf) param() (int, error) {
 }
 
 // paramName returns the value param just classified as -1, for errors.
-func (c *leaf) paramName() string {
-	if c.codes != nil {
-		return c.strs[c.codes[c.i-1]]
-	}
-	return string(c.data[c.offsets[c.i-1]:c.offsets[c.i]])
-}
+func (c *leaf) paramName() string { return c.value(c.i - 1) }
 
 func (c *leaf) str() (string, error) {
 	if c.i == c.n {
@@ -219,14 +206,16 @@ func (c *leaf) str() (string, error) {
 			return "", err
 		}
 	}
-	var s string
-	if c.codes != nil {
-		s = c.strs[c.codes[c.i]]
-	} else {
-		s = string(c.data[c.offsets[c.i]:c.offsets[c.i+1]])
-	}
 	c.i++
-	return s, nil
+	return c.value(c.i - 1), nil
+}
+
+// value returns the k-th string of the current BYTE_ARRAY page.
+func (c *leaf) value(k int) string {
+	if c.codes != nil {
+		return c.strs[c.codes[k]]
+	}
+	return string(c.data[c.offsets[k]:c.offsets[k+1]])
 }
 
 // list returns the values of the next row of a repeated FLOAT column,

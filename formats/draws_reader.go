@@ -226,7 +226,7 @@ func (r *DrawsReader) readFirst() error {
 		case r.dim == 0:
 			r.dim = cur
 		case cur != r.dim:
-			return fmt.Errorf("%s: row %d: %s of token %d has %d coordinates, the first vector %d", r.path, curRow, [2]string{ParamRho, ParamAlpha}[curParam], curID, cur, r.dim)
+			return fmt.Errorf("%s: row %d: %s of token %d has %d coordinates, the first vector %d", r.path, curRow, paramNames[curParam], curID, cur, r.dim)
 		}
 		return nil
 	}
@@ -252,7 +252,7 @@ func (r *DrawsReader) readFirst() error {
 		if r.long && c.dim != 0 {
 			if nrho == 0 || c.param != curParam || c.id != curID || c.dim != cur {
 				return r.rowErr("coordinate %d of %s of token %d, want coordinate %d of %s of token %d or coordinate 0 of the next vector",
-					c.dim, r.paramName(), c.id, cur, [2]string{ParamRho, ParamAlpha}[curParam], curID)
+					c.dim, r.paramName(), c.id, cur, paramNames[curParam], curID)
 			}
 		} else {
 			if nrho > 0 {
@@ -350,7 +350,7 @@ func (r *DrawsReader) Next() bool {
 			r.err = r.rowErr("chain %d draw %d starts before chain %d draw %d is complete", c.chain, c.draw, r.chain, r.draw)
 		case c.param != param || c.id != r.ids[i] || c.dim != pos%d:
 			r.err = r.rowErr("%s of token %d (coordinate %d), want %s of token %d (coordinate %d) as in the first draw",
-				r.paramName(), c.id, c.dim, [2]string{ParamRho, ParamAlpha}[param], r.ids[i], pos%d)
+				r.paramName(), c.id, c.dim, paramNames[param], r.ids[i], pos%d)
 		case len(c.vals) != per:
 			r.err = r.rowErr("vector of length %d, want %d", len(c.vals), d)
 		}
@@ -436,3 +436,6 @@ func (r *DrawsReader) Close() error {
 	}
 	return r.f.Close()
 }
+
+// paramNames are the param column's values by the index leaf.param gives.
+var paramNames = [2]string{ParamRho, ParamAlpha}
