@@ -3,7 +3,6 @@ package formats
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -57,22 +56,7 @@ func DumpStream(w io.Writer, r io.Reader, name string, opt DumpOptions) error {
 	for _, f := range schema.Fields() {
 		fmt.Fprintf(w, "  %s: %s\n", f.Name, f.Type)
 	}
-	keys := make([]string, 0, len(meta))
-	for k := range meta {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	fmt.Fprintln(w, "metadata:")
-	for _, k := range keys {
-		v := meta[k]
-		if opt.Stable && (k == KeyVersion || k == KeyCreatedAt) {
-			continue
-		}
-		if opt.Stable && k == KeyInputs {
-			v = stableInputs(v)
-		}
-		fmt.Fprintf(w, "  %s: %s\n", k, indentJSON(v))
-	}
+	writeMeta(w, meta, opt)
 	if opt.Rows == 0 {
 		return nil
 	}

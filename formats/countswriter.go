@@ -555,7 +555,7 @@ func (d *countsDict) lookup(vals []float64, idx *[]int32) bool {
 	err := error(nil)
 	for _, v := range vals {
 		var j int32
-		if k := int(v); k >= 0 && k < countsSmallDict && math.Float64bits(float64(k)) == math.Float64bits(v) {
+		if k, ok := smallKey(v); ok {
 			if j = d.small[k] - 1; j < 0 {
 				if j, err = d.add(v); err != nil {
 					break
@@ -582,6 +582,14 @@ func (d *countsDict) lookup(vals []float64, idx *[]int32) bool {
 	return true
 }
 
+// smallKey returns v's slot in the direct-mapped table of whole numbers
+// below countsSmallDict (-0 excluded: its bits differ from 0's), which
+// lookup and truncate must agree on.
+func smallKey(v float64) (int, bool) {
+	k := int(v)
+	return k, k >= 0 && k < countsSmallDict && math.Float64bits(float64(k)) == math.Float64bits(v)
+}
+
 func (d *countsDict) add(v float64) (int32, error) {
 	if len(d.values) >= countsMaxDict {
 		return 0, errDictFull
@@ -593,7 +601,7 @@ func (d *countsDict) add(v float64) (int32, error) {
 // truncate drops the values added after the first n.
 func (d *countsDict) truncate(n int) {
 	for _, v := range d.values[n:] {
-		if k := int(v); k >= 0 && k < countsSmallDict && math.Float64bits(float64(k)) == math.Float64bits(v) {
+		if k, ok := smallKey(v); ok {
 			d.small[k] = 0
 		} else {
 			delete(d.other, math.Float64bits(v))

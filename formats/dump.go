@@ -41,19 +41,11 @@ func Dump(w io.Writer, path string, opt DumpOptions) error {
 		return fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
 	}
 	fmt.Fprintf(w, "rows: %d\n%s\n", pf.NumRows(), pf.Schema())
-	kv := pf.Metadata().KeyValueMetadata
-	sort.Slice(kv, func(i, j int) bool { return kv[i].Key < kv[j].Key })
-	fmt.Fprintln(w, "metadata:")
-	for _, p := range kv {
-		if opt.Stable && (p.Key == KeyVersion || p.Key == KeyCreatedAt) {
-			continue
-		}
-		v := p.Value
-		if opt.Stable && p.Key == KeyInputs {
-			v = stableInputs(v)
-		}
-		fmt.Fprintf(w, "  %s: %s\n", p.Key, indentJSON(v))
+	meta := map[string]string{}
+	for _, p := range pf.Metadata().KeyValueMetadata {
+		meta[p.Key] = p.Value
 	}
+	writeMeta(w, meta, opt)
 	if opt.Rows == 0 {
 		return nil
 	}
@@ -157,4 +149,25 @@ func stableInputs(s string) string {
 	}
 	b, _ := json.Marshal(inputs)
 	return string(b)
+}
+
+// writeMeta prints key-value metadata sorted by key; Stable leaves out
+// the version and creation time and keeps only the inputs' names.
+func writeMeta(w io.Writer, meta map[string]string, opt DumpOptions) {
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintln(w, "metadata:")
+	for _, k := range keys {
+		v := meta[k]
+		if opt.Stable && (k == KeyVersion || k == KeyCreatedAt) {
+			continue
+		}
+		if opt.Stable && k == KeyInputs {
+			v = stableInputs(v)
+		}
+		fmt.Fprintf(w, "  %s: %s\n", k, indentJSON(v))
+	}
 }

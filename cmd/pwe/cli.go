@@ -91,7 +91,16 @@ func (g *globalFlags) declare(fs *flag.FlagSet) {
 	fs.StringVar(&g.logFormat, "log-format", g.logFormat, "messages on stderr as `text` or json (one object per line, for log collectors)")
 }
 
-var globalNames = map[string]bool{"progress": true, "quiet": true, "log-format": true}
+// globalNames are the names globalFlags declares, to tell them from a
+// command's own flags in its help.
+var globalNames = func() map[string]bool {
+	names := map[string]bool{}
+	var g globalFlags
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	g.declare(fs)
+	fs.VisitAll(func(f *flag.Flag) { names[f.Name] = true })
+	return names
+}()
 
 // configure builds the Reporter from the global flags. A bad value is a
 // usage error, reported with the default settings.
