@@ -46,13 +46,7 @@ func zipfData(b testing.TB, v, pairs int) *Data {
 }
 
 func randomParams(v, dim int, sd float64) *Params {
-	r := rand.New(rand.NewPCG(3, 4))
-	p := NewParams(v, dim)
-	for k := range p.Rho {
-		p.Rho[k] = sd * r.NormFloat64()
-		p.Alpha[k] = sd * r.NormFloat64()
-	}
-	return p
+	return gaussianParams(rand.New(rand.NewPCG(3, 4)), v, dim, sd)
 }
 
 // benchSweep times full sweeps (both sides, no anchors) on 1 and 2

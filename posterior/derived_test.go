@@ -7,14 +7,6 @@ import (
 	"testing"
 )
 
-func gaussianParams(rng *rand.Rand, v, d int) *Params {
-	p := NewParams(v, d)
-	for i := range p.Rho {
-		p.Rho[i] = rng.NormFloat64()
-		p.Alpha[i] = rng.NormFloat64()
-	}
-	return p
-}
 
 // naiveVector builds the vector of a kind coordinate by coordinate.
 func naiveVector(p *Params, kind VectorKind, i int) []float64 {
@@ -47,7 +39,7 @@ func naiveCosine(x, y []float64) float64 {
 
 func TestPairValues(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	p := gaussianParams(rng, 6, 4)
+	p := gaussianParams(rng, 6, 4, 1)
 	clear(p.Target(5)) // a zero vector has cosine 0
 	pairs := []Pair{{0, 1}, {1, 0}, {2, 2}, {3, 5}, {4, 1}}
 	for _, kind := range []VectorKind{TargetVectors, ContextVectors, SumVectors} {
@@ -77,7 +69,7 @@ func TestPairValues(t *testing.T) {
 
 func TestCosineScorer(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	p := gaussianParams(rng, 40, 7)
+	p := gaussianParams(rng, 40, 7, 1)
 	clear(p.Context(9))
 	queries := []int{3, 0, 39, 9}
 	for _, kind := range []VectorKind{TargetVectors, ContextVectors, SumVectors} {
@@ -172,7 +164,7 @@ func TestParseVectorKind(t *testing.T) {
 func BenchmarkNeighbourScores(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const v, d = 50000, 50
-	p := gaussianParams(rng, v, d)
+	p := gaussianParams(rng, v, d, 1)
 	queries := []int{1, 10, 100, 1000, 10000}
 	dst := make([]float64, len(queries)*v)
 	var s CosineScorer

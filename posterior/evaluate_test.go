@@ -131,15 +131,7 @@ func TestEvaluatorCoverageBoundaries(t *testing.T) {
 func TestEvaluatorMatchesNaive(t *testing.T) {
 	const v, dim, chains, perChain = 5, 2, 3, 41
 	r := rand.New(rand.NewPCG(1, 2))
-	randParams := func(sd float64) *Params {
-		p := NewParams(v, dim)
-		for k := range p.Rho {
-			p.Rho[k] = sd * r.NormFloat64()
-			p.Alpha[k] = sd * r.NormFloat64()
-		}
-		return p
-	}
-	truth, m := randParams(1), randParams(1)
+	truth, m := gaussianParams(r, v, dim, 1), gaussianParams(r, v, dim, 1)
 	var rows []formats.CountRow
 	for i := range v {
 		for j := range v {
@@ -152,7 +144,7 @@ func TestEvaluatorMatchesNaive(t *testing.T) {
 	e := NewEvaluator(v, dim, truth, test)
 	var all []*Params
 	for k := range chains * perChain {
-		p := randParams(1)
+		p := gaussianParams(r, v, dim, 1)
 		p.Rho[0] += truth.Rho[0]
 		all = append(all, p)
 		if err := e.Draw(k%chains, k/chains, p, DrawStats{}); err != nil {

@@ -2,6 +2,7 @@ package posterior
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/pwe-project/pwe/formats"
@@ -55,4 +56,15 @@ func (c *collector) Draw(chain, draw int, p *Params, st DrawStats) error {
 	}
 	c.stats[chain] = append(c.stats[chain], st)
 	return nil
+}
+
+// gaussianParams draws every coordinate of a V x D Params from
+// Normal(0, sd^2), target and context coordinate k in turn.
+func gaussianParams(r *rand.Rand, v, dim int, sd float64) *Params {
+	p := NewParams(v, dim)
+	for k := range p.Rho {
+		p.Rho[k] = sd * r.NormFloat64()
+		p.Alpha[k] = sd * r.NormFloat64()
+	}
+	return p
 }
