@@ -7,7 +7,6 @@ import (
 	"testing"
 )
 
-
 // naiveVector builds the vector of a kind coordinate by coordinate.
 func naiveVector(p *Params, kind VectorKind, i int) []float64 {
 	out := make([]float64, p.D)

@@ -1,6 +1,7 @@
 package posterior
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -501,7 +502,7 @@ func diagnoseRaw(t *testing.T, d *Data, kept [][]*Params, anchor []bool) {
 			})
 		}
 	}
-	slices.SortFunc(stats, func(a, b stat) int { return -cmpFloat(a.rhat[0], b.rhat[0]) })
+	slices.SortFunc(stats, func(a, b stat) int { return cmp.Compare(b.rhat[0], a.rhat[0]) })
 	for _, s := range stats[:10] {
 		side, tok, k := "rho", s.k/dim, s.k%dim
 		if s.k >= v*dim {
@@ -521,16 +522,6 @@ func diagnoseRaw(t *testing.T, d *Data, kept [][]*Params, anchor []bool) {
 		t.Logf("worst %s_%d[%d] (count %.0f): R-hat %.3f (halves %.3f, %.3f), per-chain tau %v, chain means %v",
 			side, tok, k, count(s.k), s.rhat[0], s.half[0], s.half[1], taus, means)
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // diagnoseFrame fits, for every kept draw, the frame change A_t that best
