@@ -281,3 +281,19 @@ func TestChainStateEncoding(t *testing.T) {
 		t.Error("a factor of the wrong size was accepted")
 	}
 }
+
+// BenchmarkChainStateWrite encodes one chain's checkpoint at V = 1000,
+// D = 20 with the frame-change preconditioner, and reports its size.
+func BenchmarkChainStateWrite(b *testing.B) {
+	const v, dim = 1000, 20
+	m := dim * dim
+	st := &ChainState{Sweep: 123, Params: randomParams(v, dim, 0.3), Group: &GroupState{LogEps: -1.5, Steps: 40, Precond: make([]float64, m*(m+1)/2)}}
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if _, err := st.WriteTo(&buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len()), "bytes")
+}
