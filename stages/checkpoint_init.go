@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
 	"github.com/pwe-project/pwe/posterior"
@@ -69,29 +71,73 @@ func readLastDraws(dir string, dim int) (*lastDraws, error) {
 	return l, nil
 }
 
-// starts returns the chains' starting points: the MAP m, overwritten by
-// chain c mod (previous chains)'s last draw for every token of tokens it
-// holds. The anchors' context vectors are reset to the MAP's by Gibbs.
-func (l *lastDraws) starts(tokens []string, m *posterior.Params, chains int) []*posterior.Params {
+// starts returns the chains' starting points: base, overwritten for every
+// token of tokens that chain c mod (previous chains)'s last draw holds by
+// that draw carried into base's frame (see alignFrame). The anchors'
+// context vectors are reset to base's by Gibbs.
+func (l *lastDraws) starts(tokens []string, base *posterior.Params, chains int) []*posterior.Params {
 	out := make([]*posterior.Params, chains)
+	dim := base.D
 	for c := range out {
 		prev := l.last[c%len(l.last)]
-		p := m.Clone()
+		var shared []int
+		var rho, alpha, baseRho []float64
 		for i, tok := range tokens {
 			v := prev[tok]
 			if v == nil {
 				continue
 			}
-			toFloat64(p.Target(i), v[0])
-			toFloat64(p.Context(i), v[1])
+			shared = append(shared, i)
+			rho = appendFloat64(rho, v[0])
+			alpha = appendFloat64(alpha, v[1])
+			baseRho = append(baseRho, base.Target(i)...)
+		}
+		alignFrame(rho, alpha, baseRho, dim)
+		p := base.Clone()
+		for k, i := range shared {
+			copy(p.Target(i), rho[k*dim:(k+1)*dim])
+			copy(p.Context(i), alpha[k*dim:(k+1)*dim])
 		}
 		out[c] = p
 	}
 	return out
 }
 
-func toFloat64(dst []float64, src []float32) {
-	for k, x := range src {
-		dst[k] = float64(x)
+// alignFrame carries a previous fit's vectors (rows of rho and alpha, n x
+// dim, row-major) into the frame of this fit's start, in place. The
+// likelihood sees only the logits rho_i . alpha_j, so (rho A, alpha A^-T)
+// is the same state for any invertible A; the fixed anchors of this fit
+// single out one frame, which a previous fit with other anchors, or whose
+// MAP converged to another frame, does not share. A is the least-squares
+// fit of rho A to baseRho, this start's target vectors for the same
+// tokens; the logits of the previous state are unchanged. With fewer
+// tokens than dimensions, or an A too ill-conditioned to invert
+// accurately, the vectors are left as they are.
+func alignFrame(rho, alpha, baseRho []float64, dim int) {
+	n := len(rho) / dim
+	if n < dim {
+		return
 	}
+	var a mat.Dense
+	if err := a.Solve(mat.NewDense(n, dim, rho), mat.NewDense(n, dim, baseRho)); err != nil {
+		return
+	}
+	var inv mat.Dense
+	if err := inv.Inverse(&a); err != nil {
+		return
+	}
+	var out mat.Dense
+	out.Mul(mat.NewDense(n, dim, rho), &a)
+	copy(rho, out.RawMatrix().Data)
+	out.Reset()
+	// alpha A^-T: rows of alpha times the transposed inverse.
+	out.Mul(mat.NewDense(n, dim, alpha), inv.T())
+	copy(alpha, out.RawMatrix().Data)
+}
+
+func appendFloat64(dst []float64, src []float32) []float64 {
+	for _, x := range src {
+		dst = append(dst, float64(x))
+	}
+	return dst
 }

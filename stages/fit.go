@@ -375,7 +375,7 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	}
 	var starts []*posterior.Params
 	if prev != nil {
-		starts = prev.starts(tokens, m, cfg.Chains)
+		starts = prev.starts(tokens, anchored, cfg.Chains)
 	}
 	var sp *spill
 	if cfg.Method == "laplace" {

@@ -209,7 +209,7 @@ func TestFitInitFrom(t *testing.T) {
 	}
 	var stats FitStats
 	rule, _ := anchorRule(next.Anchors, nil)
-	m, anchored, err := fitMAP(context.Background(), next.WithDefaults(), data, rule, &stats)
+	_, anchored, err := fitMAP(context.Background(), next.WithDefaults(), data, rule, &stats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,23 +217,36 @@ func TestFitInitFrom(t *testing.T) {
 	for i, v := range vocabRows {
 		index[v.Token] = i
 	}
+	// Chain c starts from prev's chain c mod 2, draw 3, carried into the
+	// anchored start's frame (alignFrame, checked by TestAlignFrame);
+	// tokens not in prev at the anchored start.
 	starts := make([]*posterior.Params, next.Chains)
 	fromPrev := 0
 	for c := range starts {
-		p := m.Clone()
+		var shared []int
+		var rho, alpha, baseRho []float64
 		for _, r := range rows {
 			i, ok := index[r.Token]
 			if int(r.Chain) != c%prev.Chains || r.Draw != int32(prev.Draws-1) || !ok {
 				continue
 			}
-			dst := p.Target(i)
 			if r.Param == formats.ParamAlpha {
-				dst = p.Context(i)
+				alpha = appendFloat64(alpha, r.Vector)
+				continue
 			}
-			for k, x := range r.Vector {
-				dst[k] = float64(x)
-			}
-			fromPrev++
+			shared = append(shared, i)
+			rho = appendFloat64(rho, r.Vector)
+			baseRho = append(baseRho, anchored.Target(i)...)
+		}
+		if len(alpha) != len(rho) {
+			t.Fatalf("chain %d: %d alpha and %d rho values in draws.parquet", c, len(alpha), len(rho))
+		}
+		alignFrame(rho, alpha, baseRho, anchored.D)
+		p := anchored.Clone()
+		for k, i := range shared {
+			copy(p.Target(i), rho[k*anchored.D:(k+1)*anchored.D])
+			copy(p.Context(i), alpha[k*anchored.D:(k+1)*anchored.D])
+			fromPrev += 2
 		}
 		starts[c] = p
 	}
