@@ -8,11 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/posterior"
-	"github.com/pwe-project/pwe/posterior/diag"
 )
 
 // spill keeps the draws of a Gibbs run on disk while it runs: one file per
@@ -179,6 +177,7 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 	block := int(max(1, cfg.Memory/perCoord))
 	vals := make([]float64, min(block, len(free))*chains*n)
 	rows := make([]formats.SummaryRow, min(block, len(free)))
+	blockStats := make([]formats.Stats, len(rows))
 	v, dim := len(tokens), cfg.Dim
 	w, err := formats.Create[formats.SummaryRow](path, meta(formats.SchemaSummary))
 	if err != nil {
@@ -201,13 +200,16 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 				}
 			}
 		}
-		summarizeBlock(coords, vals, rows[:len(coords)], chains, n, cfg.Threads)
+		summarizeEach(blockStats[:len(coords)], chains, cfg.Threads, func(_, k int) []float64 {
+			return vals[k*chains*n : (k+1)*chains*n]
+		})
 		for k, off := range coords {
 			param, tok := formats.ParamRho, off/dim
 			if off >= v*dim {
 				param, tok = formats.ParamAlpha, (off-v*dim)/dim
 			}
 			r := &rows[k]
+			r.Stats = blockStats[k]
 			r.Param, r.TokenID, r.Token, r.Dim = param, int32(tok), tokens[tok], int16(off%dim)
 			// Too few draws give NaN; they are not worst cases.
 			if !math.IsNaN(r.Rhat) {
@@ -225,24 +227,6 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 		stats.MaxRhat, stats.MinESSBulk = maxRhat, minESS
 	}
 	return w.Close()
-}
-
-// summarizeBlock fills rows[k].Stats from the draws of coordinate k,
-// vals[k*chains*n:(k+1)*chains*n] chain after chain.
-func summarizeBlock(coords []int, vals []float64, rows []formats.SummaryRow, chains, n, threads int) {
-	var wg sync.WaitGroup
-	per := (len(coords) + threads - 1) / threads
-	for t := 0; t < len(coords); t += per {
-		wg.Add(1)
-		go func(from, to int) {
-			defer wg.Done()
-			var sz diag.Summarizer
-			for k := from; k < to; k++ {
-				rows[k].Stats = statsOf(sz.SummarizeFlat(vals[k*chains*n:(k+1)*chains*n], chains))
-			}
-		}(t, min(t+per, len(coords)))
-	}
-	wg.Wait()
 }
 
 // writeDraws writes draws.parquet from the spill files in (chain, draw,
