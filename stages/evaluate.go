@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/posterior"
@@ -62,14 +63,14 @@ func Evaluate(ctx context.Context, cfg EvaluateConfig) ([]posterior.Metric, erro
 		return nil, err
 	}
 	mapPath := filepath.Join(cfg.Fit, MapFile)
-	m, tokens, err := readVectors(mapPath)
+	m, tokens, _, err := readVectors(mapPath)
 	if err != nil {
 		return nil, err
 	}
 	var truth *posterior.Params
 	if cfg.Truth != "" {
 		var truthTokens []string
-		if truth, truthTokens, err = readVectors(cfg.Truth); err != nil {
+		if truth, truthTokens, _, err = readVectors(cfg.Truth); err != nil {
 			return nil, err
 		}
 		if truth.V != m.V || truth.D != m.D {
@@ -140,20 +141,22 @@ func evaluateDraws(ctx context.Context, path string, m *posterior.Params, ev *po
 }
 
 // readVectors reads a file of map.parquet's schema (the MAP, a
-// simulation's truth) into Params, with the tokens by id. Every token must
-// have one target and one context vector, all of one length.
-func readVectors(path string) (*posterior.Params, []string, error) {
+// simulation's truth) into Params, with the tokens by id and the anchors
+// (the tokens whose context vector is marked anchor) ascending. Every token
+// must have one target and one context vector, all of one length.
+func readVectors(path string) (*posterior.Params, []string, []int, error) {
 	rows, _, err := formats.ReadAll[formats.VectorRow](path, formats.SchemaMap)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(rows) == 0 || len(rows)%2 != 0 || len(rows[0].Vector) == 0 {
-		return nil, nil, fmt.Errorf("%s: %d rows, want a target and a context vector of positive length per token", path, len(rows))
+		return nil, nil, nil, fmt.Errorf("%s: %d rows, want a target and a context vector of positive length per token", path, len(rows))
 	}
 	v, dim := len(rows)/2, len(rows[0].Vector)
 	p := posterior.NewParams(v, dim)
 	tokens := make([]string, v)
 	seen := make([]bool, 2*v)
+	var anchors []int
 	for k, r := range rows {
 		side := 0
 		switch r.Param {
@@ -161,28 +164,32 @@ func readVectors(path string) (*posterior.Params, []string, error) {
 		case formats.ParamAlpha:
 			side = 1
 		default:
-			return nil, nil, fmt.Errorf("%s: row %d: param %q, want rho or alpha", path, k, r.Param)
+			return nil, nil, nil, fmt.Errorf("%s: row %d: param %q, want rho or alpha", path, k, r.Param)
 		}
 		id := int(r.TokenID)
 		switch {
 		case id < 0 || id >= v:
-			return nil, nil, fmt.Errorf("%s: row %d: token_id %d outside 0..%d", path, k, id, v-1)
+			return nil, nil, nil, fmt.Errorf("%s: row %d: token_id %d outside 0..%d", path, k, id, v-1)
 		case len(r.Vector) != dim:
-			return nil, nil, fmt.Errorf("%s: row %d: vector of length %d, want %d", path, k, len(r.Vector), dim)
+			return nil, nil, nil, fmt.Errorf("%s: row %d: vector of length %d, want %d", path, k, len(r.Vector), dim)
 		case seen[side*v+id]:
-			return nil, nil, fmt.Errorf("%s: row %d: second %s vector of token %d", path, k, r.Param, id)
+			return nil, nil, nil, fmt.Errorf("%s: row %d: second %s vector of token %d", path, k, r.Param, id)
 		case tokens[id] != "" && tokens[id] != r.Token:
-			return nil, nil, fmt.Errorf("%s: row %d: token %d is %q here and %q elsewhere", path, k, id, r.Token, tokens[id])
+			return nil, nil, nil, fmt.Errorf("%s: row %d: token %d is %q here and %q elsewhere", path, k, id, r.Token, tokens[id])
 		}
 		seen[side*v+id] = true
 		tokens[id] = r.Token
 		dst := p.Target(id)
 		if side == 1 {
 			dst = p.Context(id)
+			if r.Anchor {
+				anchors = append(anchors, id)
+			}
 		}
 		for d, x := range r.Vector {
 			dst[d] = float64(x)
 		}
 	}
-	return p, tokens, nil
+	slices.Sort(anchors)
+	return p, tokens, anchors, nil
 }

@@ -49,11 +49,11 @@ func TestEvaluateStage(t *testing.T) {
 	if len(ms) != 7 {
 		t.Fatalf("%d metrics, want 7: %v", len(ms), ms)
 	}
-	truth, _, err := readVectors(cfg.Truth)
+	truth, _, _, err := readVectors(cfg.Truth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _, err := readVectors(filepath.Join(fit, MapFile))
+	m, _, _, err := readVectors(filepath.Join(fit, MapFile))
 	if err != nil {
 		t.Fatal(err)
 	}

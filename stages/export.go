@@ -127,38 +127,15 @@ type Estimate struct {
 // map.parquet's values for the anchors' context vectors, which are fixed.
 func LoadEstimate(fit, estimate string) (Estimate, error) {
 	mapPath := filepath.Join(fit, MapFile)
-	rows, _, err := formats.ReadAll[formats.VectorRow](mapPath, formats.SchemaMap)
+	p, tokens, anchors, err := readVectors(mapPath)
 	if err != nil {
 		return Estimate{}, err
 	}
-	var v, d int
-	for _, r := range rows {
-		if r.Param == formats.ParamRho {
-			v++
-			d = len(r.Vector)
-		}
-	}
-	if v == 0 || d == 0 {
-		return Estimate{}, fmt.Errorf("%s: no target vectors", mapPath)
-	}
-	est := Estimate{Params: posterior.NewParams(v, d), Tokens: make([]string, v), Sources: []string{mapPath}}
+	v, d := p.V, p.D
+	est := Estimate{Params: p, Tokens: tokens, Anchors: anchors, Sources: []string{mapPath}}
 	isAnchor := make([]bool, v)
-	for n, r := range rows {
-		if int(r.TokenID) >= v || r.TokenID < 0 || len(r.Vector) != d || r.Param != formats.ParamRho && r.Param != formats.ParamAlpha {
-			return Estimate{}, fmt.Errorf("%s: row %d: %s of token %d with %d coordinates, want rho or alpha of tokens 0..%d with %d", mapPath, n, r.Param, r.TokenID, len(r.Vector), v-1, d)
-		}
-		dst := est.Params.Target(int(r.TokenID))
-		if r.Param == formats.ParamAlpha {
-			dst = est.Params.Context(int(r.TokenID))
-			if r.Anchor {
-				isAnchor[r.TokenID] = true
-				est.Anchors = append(est.Anchors, int(r.TokenID))
-			}
-		}
-		for k, x := range r.Vector {
-			dst[k] = float64(x)
-		}
-		est.Tokens[r.TokenID] = r.Token
+	for _, a := range anchors {
+		isAnchor[a] = true
 	}
 	if estimate == "map" {
 		return est, nil

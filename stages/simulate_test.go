@@ -55,7 +55,7 @@ func TestSimulateStage(t *testing.T) {
 	if vocab[3].Token != "w0003" || total != 2*4000 {
 		t.Errorf("token 3 is %q, counts add to %d (want w0003, 8000)", vocab[3].Token, total)
 	}
-	got, tokens, err := readVectors(filepath.Join(dir, TruthFile))
+	got, tokens, _, err := readVectors(filepath.Join(dir, TruthFile))
 	if err != nil {
 		t.Fatal(err)
 	}
