@@ -73,13 +73,16 @@ type GibbsConfig struct {
 	// GroupMoves is the number of Metropolis frame-change moves per sweep,
 	// made after the Gibbs updates: every rho_i becomes rho_i A and every
 	// free alpha_j becomes alpha_j A^-T with A = exp(eps M), M a D x D
-	// matrix of standard normals, accepted with the posterior ratio times
-	// the Jacobian |det A|^(anchors). They move the chain along the
-	// directions the Gibbs updates explore slowly. Halfway through warmup
-	// (with at least 2 warmup sweeps, and D <= 32) M's covariance is set to
-	// the inverse curvature of the log posterior along the moves at the
-	// chain's state; eps is adapted toward 30% acceptance during warmup
-	// only. Default DefaultGroupMoves; NoGroupMoves for none.
+	// matrix of standard normals, accepted with the ratio of the
+	// Pólya-Gamma augmented posterior given the sweep's draws of omega for
+	// the anchors' pairs, times the Jacobian |det A|^(anchors), so that a
+	// proposal costs O(anchors D^2 + D^3) whatever the number of pairs.
+	// They move the chain along the directions the Gibbs updates explore
+	// slowly. Halfway through warmup (with at least 2 warmup sweeps, and
+	// D <= 32) M's covariance is set to the inverse curvature of the log
+	// posterior along the moves at the chain's state; eps is adapted toward
+	// 30% acceptance during warmup only. Default DefaultGroupMoves;
+	// NoGroupMoves for none.
 	GroupMoves int
 	// Overrelax is the coefficient k of the overrelaxed Gaussian step of
 	// every conditional draw (Adler 1981): given the Pólya-Gamma draws,
@@ -365,6 +368,7 @@ func (s *sampler) newChain(c int, start *Params, resume *ChainState) (*chain, er
 	ch := &chain{c: c, eval: newEvaluator(s.d, cfg.Dim, cfg.Threads), mark: time.Now()}
 	if cfg.GroupMoves > 0 {
 		ch.mover = newGroupMover(s.d, cfg.Dim, s.prec0, s.anchors, s.anchor)
+		ch.mover.omega = s.anchorOmega[c]
 	}
 	if resume == nil {
 		ch.p = s.initial(c, start)
@@ -487,6 +491,12 @@ type sampler struct {
 	alphaChunks []chunk
 	pool        *pool
 
+	// With frame-change moves, the rho side keeps the Pólya-Gamma draws of
+	// the pairs with an anchor context: chain c's go to anchorOmega[c], in
+	// the slots anchorPairs gives them, for its moves.
+	anchorPairs *anchorPairs
+	anchorOmega [][]float64
+
 	closeOnce  sync.Once
 	wsMu       sync.Mutex
 	workspaces []*workspace
@@ -511,6 +521,13 @@ func newSampler(ctx context.Context, d *Data, cfg GibbsConfig, anchors []int) *s
 	}
 	for _, a := range anchors {
 		s.anchor[a] = true
+	}
+	if cfg.GroupMoves > 0 {
+		s.anchorPairs = newAnchorPairs(d, anchors)
+		s.anchorOmega = make([][]float64, cfg.Chains)
+		for c := range s.anchorOmega {
+			s.anchorOmega[c] = make([]float64, s.anchorPairs.n)
+		}
 	}
 	maxDeg := d.maxDegree()
 	s.pool = startPool(ctx, cfg.Threads, func() *workspace {
@@ -590,7 +607,11 @@ func (s *sampler) initial(c int, start *Params) *Params {
 }
 
 // sweep updates every target vector of chain c given the context vectors,
-// then every free context vector given the target vectors.
+// then every free context vector given the target vectors. With
+// frame-change moves it leaves the rho side's Pólya-Gamma draws of the
+// pairs with an anchor context in s.anchorOmega[c]: with the state, they
+// are a draw from the augmented posterior that the moves target (for
+// Inner > 1, the last inner step's go with the new rho_i).
 func (s *sampler) sweep(c, sw int, p *Params) error {
 	var mu sync.Mutex
 	var first error
@@ -600,6 +621,10 @@ func (s *sampler) sweep(c, sw int, p *Params) error {
 			first = err
 		}
 		mu.Unlock()
+	}
+	var anchorOmega []float64
+	if s.anchorOmega != nil {
+		anchorOmega = s.anchorOmega[c]
 	}
 	for _, side := range [2]int{sideRho, sideAlpha} {
 		chunks, own, other := s.rhoChunks, p.Rho, p.Alpha
@@ -617,6 +642,9 @@ func (s *sampler) sweep(c, sw int, p *Params) error {
 				if err := ws.draw(own[i*dim:(i+1)*dim], idx, n, kappa, other, s.prec0, s.cfg.Inner); err != nil {
 					fail(fmt.Errorf("%w (chain %d, sweep %d, token %d)", err, c, sw, i))
 					return
+				}
+				if side == sideRho && anchorOmega != nil {
+					s.anchorPairs.gather(anchorOmega, i, ws.omega[:len(idx)])
 				}
 			}
 		})

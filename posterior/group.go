@@ -3,6 +3,7 @@ package posterior
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -34,15 +35,28 @@ const groupAcceptTarget = 0.3
 // enter the acceptance ratio. The map scales the V target vectors by
 // det A and the free context vectors by det A^-1, so its Jacobian is
 // |det A|^(number of anchors) = exp(anchors eps tr M); A and A^-1 have the
-// same law (M and -M do), so the acceptance ratio is the posterior ratio
+// same law (M and -M do), so the acceptance ratio is the target ratio
 // times that Jacobian.
+//
+// The target is the Pólya-Gamma augmented posterior p(rho, alpha | omega),
+// in which a pair contributes kappa psi - omega psi^2 / 2 to the log
+// density, psi its logit: the sweep ends with a draw of (rho, alpha, omega)
+// from the augmented joint (the rho side draws omega for every pair with
+// the current rho and alpha, and the alpha side, which skips the anchors,
+// never touches an anchor pair's omega), so moves that keep p(rho, alpha |
+// omega) invariant keep the joint, and so the posterior, invariant. The
+// omegas of the anchors' pairs, as the rho side left them, are in omega.
+// Unlike the log-sigmoids of the posterior itself, the augmented terms of
+// anchor a sum to k_a . w - w^T M_a w / 2 with w = C alpha_a, k_a = sum_i
+// kappa_ia rho_i and M_a = sum_i omega_ia rho_i^T rho_i, formed once per
+// run of moves, so a proposal costs O(anchors D^2 + D^3) whatever the
+// number of pairs.
 //
 // Within a run of moves the state is not touched: the mover keeps the
 // cumulative frame change C (and C^-1) of the accepted moves and the Gram
 // matrices R = sum_i rho_i^T rho_i and Q = sum_free alpha_j^T alpha_j of the
-// state at the start, so a proposal costs O(D^3 + anchor pairs D): the
-// prior's sums of squares are tr(C^T R C) and tr(C^-1 Q C^-T), the anchor
-// logits rho_i . (C alpha_a). The state is changed once, at the end.
+// state at the start, so that the prior's sums of squares are
+// tr(C^T R C) and tr(C^-1 Q C^-T). The state is changed once, at the end.
 type groupMover struct {
 	d       *Data
 	dim     int
@@ -65,6 +79,18 @@ type groupMover struct {
 	w, row    []float64
 	current   float64 // logTarget at (c, cInv)
 
+	// omega holds the Pólya-Gamma draws of the anchors' pairs, anchor by
+	// anchor in the order of ContextPairs: anchor l's are
+	// omega[base[l]:base[l+1]]. The sampler fills it on the rho side of
+	// every sweep (see anchorPairs).
+	omega []float64
+	base  []int
+	// k and mA are the per-anchor statistics of the run's start, k_a
+	// (D) and the upper triangle of M_a (D x D), anchor after anchor;
+	// panel holds sqrt(omega_ia) rho_i for the pairs of one anchor.
+	k, mA, panel []float64
+	mw           []float64
+
 	// precond, when set, is the upper Cholesky factor U of the D^2 x D^2
 	// curvature H = U^T U of the log target in the generator X = log A
 	// (row-major vec), so that proposals X = eps U^-1 z have covariance
@@ -79,6 +105,13 @@ type groupMover struct {
 func newGroupMover(d *Data, dim int, prec0 float64, anchors []int, anchor []bool) *groupMover {
 	nd := func() []float64 { return make([]float64, dim*dim) }
 	pcg := rand.NewPCG(0, 0)
+	base := make([]int, len(anchors)+1)
+	maxDeg := 0
+	for l, a := range anchors {
+		deg := d.degree(sideAlpha, a)
+		base[l+1] = base[l] + deg
+		maxDeg = max(maxDeg, deg)
+	}
 	return &groupMover{
 		d: d, dim: dim, prec0: prec0, anchors: anchors, anchor: anchor,
 		// A step that moves each coordinate by about 5% at first; warmup
@@ -86,12 +119,17 @@ func newGroupMover(d *Data, dim int, prec0 float64, anchors []int, anchor []bool
 		logEps: math.Log(0.05 / math.Sqrt(float64(dim))),
 		r:      nd(), q: nd(), c: nd(), cInv: nd(), cNew: nd(), inv: nd(),
 		m: nd(), a: nd(), aIn: nd(), tmp: nd(),
-		exp: expScratch{pow: nd(), term: nd(), next: nd()},
-		w:   make([]float64, dim),
-		row: make([]float64, dim),
-		z:   make([]float64, dim*dim),
-		pcg: pcg,
-		rng: rand.New(pcg),
+		exp:   expScratch{pow: nd(), term: nd(), next: nd()},
+		w:     make([]float64, dim),
+		row:   make([]float64, dim),
+		z:     make([]float64, dim*dim),
+		base:  base,
+		k:     make([]float64, len(anchors)*dim),
+		mA:    make([]float64, len(anchors)*dim*dim),
+		panel: make([]float64, maxDeg*dim),
+		mw:    make([]float64, dim),
+		pcg:   pcg,
+		rng:   rand.New(pcg),
 	}
 }
 
@@ -145,8 +183,19 @@ func (g *groupMover) mul(dst, x, y []float64) {
 	}
 }
 
-// begin loads the Gram matrices of p and resets the cumulative change.
+// begin loads the Gram matrices of p and the anchors' statistics and
+// resets the cumulative change.
 func (g *groupMover) begin(p *Params) {
+	g.gram(p)
+	g.anchorStats(p)
+	setIdentity(g.c, g.dim)
+	setIdentity(g.cInv, g.dim)
+	g.p = p
+	g.current = g.logTarget(g.c, g.cInv)
+}
+
+// gram loads the Gram matrices R and Q of p.
+func (g *groupMover) gram(p *Params) {
 	dim := g.dim
 	gram := func(dst []float64, x []float64, lo, hi int) {
 		if hi <= lo {
@@ -174,10 +223,35 @@ func (g *groupMover) begin(p *Params) {
 			}
 		}
 	}
-	setIdentity(g.c, dim)
-	setIdentity(g.cInv, dim)
-	g.p = p
-	g.current = g.logTarget(g.c, g.cInv)
+}
+
+// anchorStats forms k_a = sum_i kappa_ia rho_i and (the upper triangle
+// of) M_a = sum_i omega_ia rho_i^T rho_i of every anchor from p and
+// g.omega.
+func (g *groupMover) anchorStats(p *Params) {
+	dim := g.dim
+	for l, a := range g.anchors {
+		tgt, _, kappa := g.d.ContextPairs(a)
+		omega := g.omega[g.base[l]:g.base[l+1]]
+		k := g.k[l*dim : (l+1)*dim]
+		clear(k)
+		for r, i := range tgt {
+			rho := p.Target(int(i))
+			axpy(kappa[r], rho, k)
+			s := math.Sqrt(omega[r])
+			dst := g.panel[r*dim : (r+1)*dim]
+			for c, x := range rho {
+				dst[c] = s * x
+			}
+		}
+		m := g.mA[l*dim*dim : (l+1)*dim*dim]
+		clear(m)
+		if len(tgt) > 0 {
+			blas64.Syrk(blas.Trans, 1,
+				blas64.General{Rows: len(tgt), Cols: dim, Stride: dim, Data: g.panel[:len(tgt)*dim]},
+				0, blas64.Symmetric{Uplo: blas.Upper, N: dim, Stride: dim, Data: m})
+		}
+	}
 }
 
 func setIdentity(x []float64, dim int) {
@@ -187,24 +261,24 @@ func setIdentity(x []float64, dim int) {
 	}
 }
 
-// logTarget returns the part of the log posterior that the frame change
-// c can alter, at the state (rho c, alpha c^-T) with (rho, alpha) the
-// state at begin: the prior of all target and free context vectors and
-// the log-likelihood of the pairs whose context is an anchor.
+// logTarget returns the part of the log augmented posterior that the
+// frame change c can alter, at the state (rho c, alpha c^-T) with (rho,
+// alpha) the state at begin: the prior of all target and free context
+// vectors and the augmented terms kappa psi - omega psi^2 / 2 of the pairs
+// whose context is an anchor, psi = rho_i c alpha_a^T.
 func (g *groupMover) logTarget(c, cInv []float64) float64 {
-	p := g.p
+	dim := g.dim
 	g.mul(g.tmp, g.r, c)
 	ss := dot(g.tmp, c)
 	g.mul(g.tmp, cInv, g.q)
 	ss += dot(g.tmp, cInv)
 	lp := -g.prec0 / 2 * ss
-	for _, a := range g.anchors {
-		w := blas64.Vector{N: g.dim, Inc: 1, Data: g.w}
-		blas64.Gemv(blas.NoTrans, 1, g.general(c), blas64.Vector{N: g.dim, Inc: 1, Data: p.Context(a)}, 0, w)
-		tgt, n, kappa := g.d.ContextPairs(a)
-		for k, i := range tgt {
-			lp += pairLogLik(dot(p.Target(int(i)), g.w), n[k], kappa[k])
-		}
+	w := blas64.Vector{N: dim, Inc: 1, Data: g.w}
+	mw := blas64.Vector{N: dim, Inc: 1, Data: g.mw}
+	for l, a := range g.anchors {
+		blas64.Gemv(blas.NoTrans, 1, g.general(c), blas64.Vector{N: dim, Inc: 1, Data: g.p.Context(a)}, 0, w)
+		blas64.Symv(1, blas64.Symmetric{Uplo: blas.Upper, N: dim, Stride: dim, Data: g.mA[l*dim*dim : (l+1)*dim*dim]}, w, 0, mw)
+		lp += dot(g.k[l*dim:(l+1)*dim], g.w) - dot(g.w, g.mw)/2
 	}
 	return lp
 }
@@ -225,11 +299,7 @@ func (g *groupMover) propose() (float64, bool) {
 	for i := range g.dim {
 		tr += g.m[i*g.dim+i]
 	}
-	g.expm(g.a, g.m)
-	for k := range g.m {
-		g.m[k] = -g.m[k]
-	}
-	g.expm(g.aIn, g.m)
+	g.expPair(g.a, g.aIn, g.m)
 	g.mul(g.cNew, g.c, g.a)
 	g.mul(g.inv, g.aIn, g.cInv)
 	return g.decide(g.logTarget(g.cNew, g.inv), tr)
@@ -270,8 +340,7 @@ func (g *groupMover) precondition(p *Params) {
 func (g *groupMover) curvature(p *Params) []float64 {
 	dim := g.dim
 	n := dim * dim
-	g.begin(p)
-	g.p = nil
+	g.gram(p)
 	h := make([]float64, n*n)
 	for k := range dim {
 		for l := range dim {
@@ -345,13 +414,14 @@ func (g *groupMover) apply() {
 	}
 }
 
-// expScratch is the scratch of expm.
+// expScratch is the scratch of expPair.
 type expScratch struct{ pow, term, next []float64 }
 
-// expm stores exp(x) in dst by scaling and squaring: y = x / 2^s with
-// ||y||_1 <= 1/2, its Taylor series summed until a term falls below
-// 2^-60 of the sum (at most about 20 terms), then squared s times.
-func (g *groupMover) expm(dst, x []float64) {
+// expPair stores exp(x) in dst and exp(-x) in inv by scaling and
+// squaring: y = x / 2^s with ||y||_1 <= 1/2, the Taylor series of exp(y)
+// and exp(-y), which share their powers of y, summed until a term falls
+// below 2^-60 (at most about 20 terms), then each squared s times.
+func (g *groupMover) expPair(dst, inv, x []float64) {
 	dim := g.dim
 	var norm float64
 	for j := range dim {
@@ -368,14 +438,20 @@ func (g *groupMover) expm(dst, x []float64) {
 	scale := math.Ldexp(1, -s)
 	term, next := g.exp.term, g.exp.next
 	setIdentity(dst, dim)
+	setIdentity(inv, dim)
 	setIdentity(term, dim)
 	for k := 1; k < 40; k++ {
 		g.mul(next, term, x)
 		f := scale / float64(k)
+		sign := 1.0
+		if k%2 == 1 {
+			sign = -1
+		}
 		var tn float64
 		for i := range next {
 			next[i] *= f
 			dst[i] += next[i]
+			inv[i] += sign * next[i]
 			tn = max(tn, math.Abs(next[i]))
 		}
 		term, next = next, term
@@ -386,5 +462,63 @@ func (g *groupMover) expm(dst, x []float64) {
 	for range s {
 		copy(g.exp.pow, dst)
 		g.mul(dst, g.exp.pow, g.exp.pow)
+		copy(g.exp.pow, inv)
+		g.mul(inv, g.exp.pow, g.exp.pow)
+	}
+}
+
+// anchorPairs finds the pairs whose context is an anchor in the order the
+// rho side meets them, target by target, and gives each its slot in the
+// order of groupMover.omega, anchor by anchor.
+type anchorPairs struct {
+	n    int     // number of pairs with an anchor context
+	off  []int   // V+1: target i's entries are pos[off[i]:off[i+1]] and slot[off[i]:off[i+1]]
+	pos  []int32 // the pair's position among TargetPairs(i)
+	slot []int32 // the pair's slot in groupMover.omega
+}
+
+// newAnchorPairs indexes the pairs of d whose context is one of anchors
+// (ascending, as the mover has them).
+func newAnchorPairs(d *Data, anchors []int) *anchorPairs {
+	ap := &anchorPairs{off: make([]int, d.v+1)}
+	for _, a := range anchors {
+		tgt, _, _ := d.ContextPairs(a)
+		for _, i := range tgt {
+			ap.off[i+1]++
+		}
+		ap.n += len(tgt)
+	}
+	for i := range d.v {
+		ap.off[i+1] += ap.off[i]
+	}
+	ap.pos = make([]int32, ap.n)
+	ap.slot = make([]int32, ap.n)
+	next := slices.Clone(ap.off[:d.v])
+	slot := 0
+	// Anchor by anchor, so each target's entries come in the order of its
+	// (ascending) contexts.
+	for _, a := range anchors {
+		tgt, _, _ := d.ContextPairs(a)
+		for _, i := range tgt {
+			ctx, _, _ := d.TargetPairs(int(i))
+			r, found := slices.BinarySearch(ctx, int32(a))
+			if !found {
+				panic("posterior: the by-target and by-context pair indexes disagree")
+			}
+			e := next[i]
+			next[i]++
+			ap.pos[e], ap.slot[e] = int32(r), int32(slot)
+			slot++
+		}
+	}
+	return ap
+}
+
+// gather copies the Pólya-Gamma draws of target i's pairs with an anchor
+// context from omega (ordered as TargetPairs(i)) to their slots in dst.
+func (ap *anchorPairs) gather(dst []float64, i int, omega []float64) {
+	lo, hi := ap.off[i], ap.off[i+1]
+	for e, r := range ap.pos[lo:hi] {
+		dst[ap.slot[lo+e]] = omega[r]
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -43,8 +44,8 @@ func anchorMask(v int, anchors []int) []bool {
 	return m
 }
 
-// TestExpm compares the mover's matrix exponential with gonum's and checks
-// exp(X) exp(-X) = I.
+// TestExpm compares the mover's matrix exponentials exp(X) and exp(-X)
+// with gonum's and checks exp(X) exp(-X) = I.
 func TestExpm(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, dim := range []int{1, 2, 5, 12} {
@@ -55,12 +56,18 @@ func TestExpm(t *testing.T) {
 				x[k] = scale * r.NormFloat64()
 			}
 			got, gotInv := make([]float64, dim*dim), make([]float64, dim*dim)
-			g.expm(got, x)
+			g.expPair(got, gotInv, x)
 			neg := slices.Clone(x)
 			for k := range neg {
 				neg[k] = -neg[k]
 			}
-			g.expm(gotInv, neg)
+			var wantInv mat.Dense
+			wantInv.Exp(mat.NewDense(dim, dim, neg))
+			for k, w := range wantInv.RawMatrix().Data {
+				if math.Abs(gotInv[k]-w) > 1e-12*math.Max(1, mat.Norm(&wantInv, math.Inf(1))) {
+					t.Fatalf("D=%d scale %v: exp(-X)[%d] = %v, gonum %v", dim, scale, k, gotInv[k], w)
+				}
+			}
 			var want mat.Dense
 			want.Exp(mat.NewDense(dim, dim, x))
 			var prod mat.Dense
@@ -84,12 +91,28 @@ func TestExpm(t *testing.T) {
 	}
 }
 
-// TestGroupShortcutMatchesBruteForce: the change of the log posterior
-// under a frame change, computed from the Gram matrices and the anchors'
-// pairs, equals LogPosterior after the change minus before, computed from
-// scratch on the transformed state; with counts, and with the likelihood
-// switched off (no pairs), where only the prior changes. The applied state
-// equals the naive (rho c, alpha c^-T).
+// augmentedLogDensity is the log of the Pólya-Gamma augmented posterior
+// p(rho, alpha | omega) up to a constant, evaluated naively: the prior plus
+// kappa psi - omega psi^2 / 2 over every pair, omega[i][j] the pair's draw.
+func augmentedLogDensity(d *Data, p *Params, sd float64, omega map[[2]int]float64) float64 {
+	lp := LogPrior(p, sd)
+	for i := range d.V() {
+		ctx, _, kappa := d.TargetPairs(i)
+		for k, j := range ctx {
+			psi := p.Logit(i, int(j))
+			lp += kappa[k]*psi - omega[[2]int{i, int(j)}]*psi*psi/2
+		}
+	}
+	return lp
+}
+
+// TestGroupShortcutMatchesBruteForce: the change of the log augmented
+// posterior under a frame change, computed from the Gram matrices and the
+// anchors' statistics k_a and M_a, equals the naive augmented log density
+// (every pair, not only the anchors') after the change minus before,
+// computed from scratch on the transformed state; with counts, and with
+// the likelihood switched off (no pairs), where only the prior changes.
+// The applied state equals the naive (rho c, alpha c^-T).
 func TestGroupShortcutMatchesBruteForce(t *testing.T) {
 	const v, dim = 9, 3
 	withCounts, _ := simulate(t, v, dim, 900, 11)
@@ -106,21 +129,32 @@ func TestGroupShortcutMatchesBruteForce(t *testing.T) {
 			}
 			sd := 0.5 + r.Float64()
 			g := newGroupMover(d, dim, 1/(sd*sd), anchors, anchor)
+			// Any positive omegas will do for the identity; the mover
+			// gets those of the anchors' pairs in its slots.
+			omega := map[[2]int]float64{}
+			for i := range v {
+				ctx, _, _ := d.TargetPairs(i)
+				for _, j := range ctx {
+					omega[[2]int{i, int(j)}] = 0.05 + 2*r.Float64()
+				}
+			}
+			for _, a := range anchors {
+				tgt, _, _ := d.ContextPairs(a)
+				for _, i := range tgt {
+					g.omega = append(g.omega, omega[[2]int{int(i), a}])
+				}
+			}
 			x := make([]float64, dim*dim)
 			for k := range x {
 				x[k] = 0.4 * r.NormFloat64()
 			}
 			c, cInv := make([]float64, dim*dim), make([]float64, dim*dim)
-			g.expm(c, x)
-			for k := range x {
-				x[k] = -x[k]
-			}
-			g.expm(cInv, x)
+			g.expPair(c, cInv, x)
 			g.begin(p)
-			before := LogPosterior(d, p, sd)
+			before := augmentedLogDensity(d, p, sd, omega)
 			got := g.logTarget(c, cInv) - g.current
 			q := applyFrame(p, c, anchor)
-			want := LogPosterior(d, q, sd) - before
+			want := augmentedLogDensity(d, q, sd, omega) - before
 			if math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(before)) {
 				t.Errorf("%s trial %d: shortcut %.12g, brute force %.12g", name, trial, got, want)
 			}
@@ -133,6 +167,62 @@ func TestGroupShortcutMatchesBruteForce(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSweepKeepsAnchorOmegas: after a sweep on 2 threads with 2 inner
+// steps, the mover's buffer holds, for every pair with an anchor context,
+// the Pólya-Gamma draw of the last inner step of the rho side, found by
+// redoing each target's conditional draw alone from the state before the
+// sweep with the same random stream (which also gives the new rho_i bit
+// for bit) and looking the pair up by a linear search of the anchor's
+// pairs.
+func TestSweepKeepsAnchorOmegas(t *testing.T) {
+	const v, dim, seed, chain, sw = 12, 3, 9, 1, 4
+	d, truth := simulate(t, v, dim, 3000, 13)
+	anchors := []int{2, 5, 11}
+	anchor := anchorMask(v, anchors)
+	cfg := GibbsConfig{Dim: dim, Threads: 2, Inner: 2, Seed: seed}.withDefaults()
+	s := newSampler(context.Background(), d, cfg, anchors)
+	defer s.close()
+	before := truth.Clone()
+	p := truth.Clone()
+	if err := s.sweep(chain, sw, p); err != nil {
+		t.Fatal(err)
+	}
+	g := newGroupMover(d, dim, s.prec0, anchors, anchor)
+	buf := s.anchorOmega[chain]
+	if len(buf) != g.base[len(anchors)] {
+		t.Fatalf("buffer of %d slots for %d anchor pairs", len(buf), g.base[len(anchors)])
+	}
+	ws := newWorkspace(dim, d.maxDegree(), false)
+	ws.relax = cfg.Overrelax
+	checked := 0
+	for i := range v {
+		ws.pcg.Seed(streamSeeds(seed, chain, sw, sideRho, i))
+		x := slices.Clone(before.Target(i))
+		ctx, n, kappa := d.TargetPairs(i)
+		if err := ws.draw(x, ctx, n, kappa, before.Alpha, s.prec0, cfg.Inner); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(x, p.Target(i)) {
+			t.Fatalf("target %d: redone draw %v, sweep's %v", i, x, p.Target(i))
+		}
+		for r, j := range ctx {
+			l := slices.Index(anchors, int(j))
+			if l < 0 {
+				continue
+			}
+			tgt, _, _ := d.ContextPairs(int(j))
+			k := slices.Index(tgt, int32(i))
+			if got := buf[g.base[l]+k]; got != ws.omega[r] || !(got > 0) {
+				t.Errorf("pair (%d, %d): buffer %v, redone draw %v", i, j, got, ws.omega[r])
+			}
+			checked++
+		}
+	}
+	if checked != len(buf) {
+		t.Errorf("checked %d of %d anchor pairs", checked, len(buf))
 	}
 }
 
@@ -543,9 +633,10 @@ func cosine(x, y []float64) float64 {
 	return dot(x, y) / math.Sqrt(sumSquares(x)*sumSquares(y))
 }
 
-// BenchmarkGroupMove times one frame-change proposal (two matrix
-// exponentials, the prior's traces and the anchors' pairs) on simulated
-// data.
+// BenchmarkGroupMove times one frame-change proposal (the matrix
+// exponentials, the prior's traces and the anchors' augmented terms) on
+// simulated data, and reports the once-per-run cost of the anchors'
+// statistics k_a and M_a in ns/begin.
 func BenchmarkGroupMove(b *testing.B) {
 	for _, c := range []struct{ v, dim, n int }{{50, 2, 50_000}, {50, 5, 50_000}, {200, 10, 100_000}} {
 		b.Run(fmt.Sprintf("V=%d/D=%d", c.v, c.dim), func(b *testing.B) {
@@ -555,11 +646,22 @@ func BenchmarkGroupMove(b *testing.B) {
 				anchors[k] = c.v - c.dim + k
 			}
 			g := newGroupMover(d, c.dim, 1, anchors, anchorMask(c.v, anchors))
-			g.begin(truth)
+			// E omega = n/4 at logit 0; the values do not change the cost.
+			g.omega = make([]float64, g.base[len(anchors)])
+			for k := range g.omega {
+				g.omega[k] = 0.25
+			}
+			const begins = 100
+			t0 := time.Now()
+			for range begins {
+				g.begin(truth)
+			}
+			perBegin := float64(time.Since(t0).Nanoseconds()) / begins
 			b.ResetTimer()
 			for range b.N {
 				g.propose()
 			}
+			b.ReportMetric(perBegin, "ns/begin")
 		})
 	}
 }
