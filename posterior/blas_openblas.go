@@ -24,22 +24,38 @@ static int potrf_upper(int n, double *c) {
 	return info;
 }
 
+static double between(const struct timespec *t0, const struct timespec *t1) {
+	return (double)(t1->tv_sec - t0->tv_sec) + 1e-9 * (double)(t1->tv_nsec - t0->tv_nsec);
+}
+
 static double since(const struct timespec *t0) {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+	return between(t0, &t);
 }
 
+// yielded is when the calling thread's last factor asked its goroutine to
+// yield (see yieldEvery in Go). A goroutine's scheduling slice starts when
+// it is put on a thread, after that thread's last yes, so this clock never
+// understates the slice; a goroutine new to the thread may yield once
+// sooner than needed.
+static __thread struct timespec yielded;
+
 // factor is workspace.accumulate followed by potrf_upper, in one call
-// from Go; it returns potrf's info and, if timed, the seconds spent
-// forming C.
-typedef struct { int info; double seconds; } factor_result;
+// from Go; it returns potrf's info, whether the goroutine should yield
+// (yield_seconds or more since the thread's last yes) and, if timed, the
+// seconds spent forming C.
+typedef struct { int info; int yield; double seconds; } factor_result;
 
 static factor_result factor(int n, int m, const int32_t *idx, const double *omega, const double *other,
-		double *panel, int rows, double shift, double *c, int timed) {
-	factor_result res = {0, 0};
+		double *panel, int rows, double shift, double *c, int timed, double yield_seconds) {
+	factor_result res = {0, 0, 0};
 	struct timespec t0;
-	if (timed) clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (between(&yielded, &t0) >= yield_seconds) {
+		res.yield = 1;
+		yielded = t0;
+	}
 	double beta = 0;
 	for (int lo = 0; lo < m; lo += rows) {
 		int hi = lo + rows < m ? lo + rows : m;
@@ -61,19 +77,32 @@ static factor_result factor(int n, int m, const int32_t *idx, const double *omeg
 import "C"
 
 import (
+	"runtime"
 	"time"
 	"unsafe"
 )
 
+// yieldEvery bounds how long a worker runs between yields to the Go
+// scheduler. Go's sysmon preempts a goroutine that has run 10 ms without
+// being rescheduled; if it is in a cgo call, sysmon takes its P and hands
+// it off, and after each such retake polls every 20 us for a millisecond
+// or more. A worker runs a chunk of tokens (about a second at D = 100)
+// without blocking, so without yields this happened every 10 ms: on 2
+// threads and 2 cores, some 9,000 voluntary and 8,000 involuntary context
+// switches per sweep instead of a few hundred, and about 0.5 s of a
+// 2.5 s sweep lost (BENCHMARKS.md, issue 4). A yield starts a new slice,
+// so sysmon never takes the P.
+const yieldEvery = 2 * time.Millisecond
+
 // openblasDense calls OpenBLAS with one BLAS thread: the sampler already
 // runs one token per worker, and BLAS threads of their own would compete
 // with the workers for the cores. A token's dense algebra is one cgo call
-// (weighting, Dsyrk per panel, Dpotrf), and the workers want a spare P
-// (dense.reserveProcs).
+// (weighting, Dsyrk per panel, Dpotrf), followed by a yield to the Go
+// scheduler every yieldEvery. The workers want no spare P: a yield with a
+// P idle wakes a thread to look for work.
 var openblasDense = dense{
-	name:       "openblas",
-	spareProcs: 1,
-	panelRows:  func(dim int) int { return max(8, 32768/dim) },
+	name:      "openblas",
+	panelRows: func(dim int) int { return max(8, 32768/dim) },
 	factor: func(w *workspace, idx []int32, omega, other []float64, shift float64, t *time.Time) bool {
 		n, m := w.dim, len(idx)
 		_ = omega[m-1]
@@ -86,7 +115,10 @@ var openblasDense = dense{
 		res := C.factor(C.int(n), C.int(m), (*C.int32_t)(unsafe.Pointer(&idx[0])),
 			(*C.double)(unsafe.Pointer(&omega[0])), (*C.double)(unsafe.Pointer(&other[0])),
 			(*C.double)(unsafe.Pointer(&w.panel[0])), C.int(w.rows), C.double(shift),
-			(*C.double)(unsafe.Pointer(&w.prec[0])), C.int(timed))
+			(*C.double)(unsafe.Pointer(&w.prec[0])), C.int(timed), C.double(yieldEvery.Seconds()))
+		if res.yield != 0 {
+			runtime.Gosched()
+		}
 		if w.profile {
 			d := time.Duration(float64(res.seconds) * 1e9)
 			w.phases.Precision += d
