@@ -321,15 +321,22 @@ func TestDevroyeTables(t *testing.T) {
 // the exact Devroye part, phi itself), so both CDFs come from the same
 // rotated-ray inversion.
 func approxCDFError(b, c float64, xs []float64) float64 {
-	n, r, kMin := 0.0, b, minHead(b)
-	if b >= 1 && b <= maxDevroye {
+	// Follow draw's choice of method.
+	n, r, kMin, tol := 0.0, b, minHead(b), tailExcessTol
+	if b >= 1 && b <= maxModerate {
 		n, r, kMin = math.Floor(b), b-math.Floor(b), 0
+		if moderateGammaSum(b, c) {
+			n, r, kMin, tol = 0, b, moderateMinHead, moderateExcessTol
+		}
 	}
 	if r == 0 {
 		return 0
 	}
-	var ws []float64
-	loc, scale, shape := tailPlan(r, b, c, kMin, func(w float64) { ws = append(ws, w) })
+	K, loc, scale, shape, _ := tailPlan(r, b, c, kMin, maxHead, tol)
+	ws := make([]float64, K)
+	for k := range ws {
+		ws[k] = headWeight(k+1, c*c/(4*math.Pi*math.Pi))
+	}
 	y1 := math.Abs(c) / 2
 	clog1p := func(z complex128) complex128 {
 		if cmplx.Abs(z) < 0.5 {
@@ -389,28 +396,71 @@ func approxCDFError(b, c float64, xs []float64) float64 {
 // gamma-sum branch produces and the exact CDF on a grid of 1/12 standard
 // deviation over mean -6 .. +8 standard deviations; it must stay at 1e-4,
 // ten times below what a Kolmogorov-Smirnov test with 10^6 draws can detect.
-// Short mode checks the cells where the criterion is tightest.
+// The moderate regime (whole draws for minModerate <= b <= maxModerate) is
+// checked at every integer b and at |c| just below moderateCMax, where the
+// head is largest. Short mode checks the cells where the criterion is
+// tightest.
 func TestGammaSumCDFError(t *testing.T) {
-	bs := []float64{0.1, 0.999, 2.7, 50, 171}
+	bs := []float64{0.1, 0.999, 2.7, 5, 50, 171}
 	cs := []float64{0, 5, 60}
 	if fullMode() {
 		bs = []float64{0.1, 0.3, 0.5, 0.999, 2.7, 4.5, 13.01, 21, 50, 51, 170, 171, 1e3, 1e4, 1e5}
 		cs = []float64{0, 1, 5, 20, 35, 60, 100, 200, 710}
+		for n := minModerate; n <= maxModerate; n++ {
+			bs = append(bs, float64(n))
+		}
+		bs = append(bs, 5.5, 19.99)
+		cs = append(cs, 2, 3, 7, 10, 15)
+	}
+	check := func(b, c float64) {
+		mu, sd := Mean(b, c), math.Sqrt(Var(b, c))
+		var xs []float64
+		for q := 0; q <= 12*14; q++ {
+			if x := mu + sd*(float64(q)/12-6); x > 0 {
+				xs = append(xs, x)
+			}
+		}
+		if e := approxCDFError(b, c, xs); e > 1e-4 {
+			t.Errorf("b=%g c=%g: gamma-sum CDF error %.2g", b, c, e)
+		} else {
+			t.Logf("b=%g c=%g: gamma-sum CDF error %.2g", b, c, e)
+		}
 	}
 	for _, b := range bs {
 		for _, c := range cs {
-			mu, sd := Mean(b, c), math.Sqrt(Var(b, c))
-			var xs []float64
-			for q := 0; q <= 12*14; q++ {
-				if x := mu + sd*(float64(q)/12-6); x > 0 {
-					xs = append(xs, x)
-				}
+			check(b, c)
+		}
+		if n := int(b); b >= minModerate && b <= maxModerate {
+			if cm := moderateCMax[n]; cm < moderateCSearch {
+				check(b, cm*0.999)
 			}
-			if e := approxCDFError(b, c, xs); e > 1e-4 {
-				t.Errorf("b=%g c=%g: gamma-sum CDF error %.2g", b, c, e)
-			} else {
-				t.Logf("b=%g c=%g: gamma-sum CDF error %.2g", b, c, e)
+		}
+	}
+}
+
+// TestModerateCMax checks the property moderateCMax is found by: below it
+// the moderate gamma sum never needs more than moderateMaxHead head terms,
+// and just above it (where the search stopped short of its bound) it does.
+func TestModerateCMax(t *testing.T) {
+	heads := func(b, c float64) int {
+		K, _, _, _, _ := tailPlan(b, b, c, moderateMinHead, maxHead, moderateExcessTol)
+		return K
+	}
+	for n := minModerate; n <= maxModerate; n++ {
+		b, cm, kMax := float64(n), moderateCMax[n], moderateMaxHead(n)
+		for c := 0.0; c < cm; c += cm / 500 {
+			if K := heads(b, c); K > kMax {
+				t.Errorf("b=%d c=%g below cMax %g: %d head terms, more than %d", n, c, cm, K, kMax)
 			}
+		}
+		if cm < moderateCSearch {
+			if K := heads(b, cm*1.002); K <= kMax {
+				t.Errorf("b=%d: %d head terms just above cMax %g, at most %d", n, K, cm, kMax)
+			}
+		}
+		// The fractional b above n use fewer terms.
+		if K, K0 := heads(b+0.5, cm*0.999), heads(b, cm*0.999); K > K0 {
+			t.Errorf("b=%g: %d head terms at c=%g, more than %d at b=%d", b+0.5, K, cm*0.999, K0, n)
 		}
 	}
 }
