@@ -49,15 +49,22 @@
 // After each Gibbs sweep, GibbsConfig.GroupMoves Metropolis moves
 // propose A = exp(eps M), M a D x D matrix of standard normals, and map
 // every rho_i to rho_i A and every free alpha_j to alpha_j A^-T. Logits
-// with a free context do not change; the acceptance ratio is the ratio
-// of the prior and of the likelihood of the anchors' pairs, times the
-// Jacobian |det A|^(anchors) = exp(anchors eps tr M) (V target vectors
-// scale by det A, V - anchors free contexts by det A^-1); M and -M being
-// equally likely, A and A^-1 have the same law and no proposal ratio
-// enters. With the Gram matrices R = sum rho_i^T rho_i and
-// Q = sum_free alpha_j^T alpha_j, the prior's sums of squares after a
-// cumulative change C are tr(C^T R C) and tr(C^-1 Q C^-T), so a proposal
-// costs O(D^3 + anchor pairs D) and the state is changed once per sweep
+// with a free context do not change. The moves target the Pólya-Gamma
+// augmented posterior p(rho, alpha | omega), the omegas being those the
+// sweep's rho side drew for the anchors' pairs: with the state they are a
+// draw from the augmented joint, because the alpha side never touches an
+// anchor's pairs. The acceptance ratio is the ratio of the prior and of
+// the anchors' augmented terms, times the Jacobian |det A|^(anchors) =
+// exp(anchors eps tr M) (V target vectors scale by det A, V - anchors free
+// contexts by det A^-1); M and -M being equally likely, A and A^-1 have
+// the same law and no proposal ratio enters. With the Gram matrices
+// R = sum rho_i^T rho_i and Q = sum_free alpha_j^T alpha_j, the prior's
+// sums of squares after a cumulative change C are tr(C^T R C) and
+// tr(C^-1 Q C^-T); given omega, anchor a's pairs contribute
+// k_a . (C alpha_a) - (C alpha_a)^T M_a (C alpha_a) / 2 with
+// k_a = sum_i kappa_ia rho_i and M_a = sum_i omega_ia rho_i^T rho_i,
+// formed once per sweep. A proposal costs O(anchors D^2 + D^3), not a
+// log-sigmoid per anchor pair, and the state is changed once per sweep
 // in O(V D^2). Halfway through warmup (for D <= 32) the proposal is
 // preconditioned: vec(M) ~ N(0, H^-1), H a positive semi-definite
 // approximation of the curvature of the log posterior in log A at the
