@@ -141,6 +141,11 @@ func BenchmarkSweep(b *testing.B) {
 
 func BenchmarkSweepSmall(b *testing.B) { benchSweep(b, 500, 20, 60_000) }
 
+// BenchmarkSweepTiny is the shape of the V = 200, D = 10 mixing case
+// (about 22 k unique pairs), where the Pólya-Gamma draws and the per-pair
+// overheads rather than the dense algebra set the pace.
+func BenchmarkSweepTiny(b *testing.B) { benchSweep(b, 200, 10, 28_000) }
+
 // BenchmarkBareDense times bareDense alone, for every backend compiled in.
 func BenchmarkBareDense(b *testing.B) {
 	if testing.Short() {

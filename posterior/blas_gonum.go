@@ -52,11 +52,17 @@ func (d dense) reserveProcs(threads int) (restore func()) {
 // gonumDense is the pure-Go backend. gonum's Dsyrk (transposed form) runs
 // one axpy per row of G and row of C, so it reads G D times; panels of
 // 64 KiB keep G in L2 and the weighted copy of the covariates small (it
-// was m x D, 4 MB for the largest token of the D = 100 benchmark).
+// was m x D, 4 MB for the largest token of the D = 100 benchmark). Up to
+// smallDim, smallPrecision and smallPotrf replace Dsyrk and Dpotrf.
 var gonumDense = dense{
 	name:      "gonum",
 	panelRows: func(dim int) int { return max(8, 8192/dim) },
 	factor: func(w *workspace, idx []int32, omega, other []float64, shift float64, t *time.Time) bool {
+		if w.dim <= smallDim {
+			smallPrecision(w.dim, idx, omega, other, shift, w.prec)
+			w.tick(&w.phases.Precision, t)
+			return smallPotrf(w.dim, w.prec)
+		}
 		w.accumulate(idx, omega, other, shift, gonumSyrk)
 		w.tick(&w.phases.Precision, t)
 		return gonumPotrf(w.dim, w.prec)

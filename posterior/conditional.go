@@ -42,7 +42,7 @@ type workspace struct {
 type PhaseTimes struct {
 	Gather    time.Duration // reading the covariates: b and the first linear predictors
 	PG        time.Duration // Pólya-Gamma draws (and the linear predictors of later inner steps)
-	Precision time.Duration // weighting the covariates by sqrt(omega) and the syrk calls
+	Precision time.Duration // forming P: weighting the covariates and the syrk calls, or smallPrecision
 	Cholesky  time.Duration // potrf, the two triangular solves, the normal draws
 }
 

@@ -1,0 +1,177 @@
+package posterior
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// gamma returns n u / (1 - n u), u the unit roundoff: the bound on the
+// relative error of a sum of n rounded products (Higham, Accuracy and
+// Stability of Numerical Algorithms, 3.1).
+func gamma(n int) float64 {
+	const u = 0x1p-53
+	return float64(n) * u / (1 - float64(n)*u)
+}
+
+// smallCase returns m pairs over a pool of covariate rows (repeats
+// allowed) with PG-like weights spanning four decades.
+func smallCase(r *rand.Rand, dim, m int) (idx []int32, omega, other []float64) {
+	v := max(m/2, 3)
+	other = make([]float64, v*dim)
+	for k := range other {
+		other[k] = r.NormFloat64()
+	}
+	idx, omega = make([]int32, m), make([]float64, m)
+	for k := range idx {
+		idx[k] = int32(r.IntN(v))
+		omega[k] = math.Pow(10, 4*r.Float64()-2)
+	}
+	return idx, omega, other
+}
+
+// TestSmallPrecision checks smallPrecision against a triple loop for every
+// dimension up to smallDim and pair counts around the four-pair unroll:
+// each entry within 2 gamma(m+3) of the sum of the absolute values of its
+// terms (both sums are within gamma(m+2) of the exact one), and the
+// strict lower triangle untouched.
+func TestSmallPrecision(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const shift = 0.7
+	for dim := 1; dim <= smallDim; dim++ {
+		for _, m := range []int{0, 1, 2, 3, 4, 5, 7, 8, 13, 64, 333} {
+			idx, omega, other := smallCase(r, dim, m)
+			prec := make([]float64, dim*dim)
+			for k := range prec {
+				prec[k] = math.NaN()
+			}
+			smallPrecision(dim, idx, omega, other, shift, prec)
+			for i := range dim {
+				for j := range dim {
+					got := prec[i*dim+j]
+					if j < i {
+						if !math.IsNaN(got) {
+							t.Fatalf("D=%d m=%d: lower entry [%d,%d] set to %v", dim, m, i, j, got)
+						}
+						continue
+					}
+					var want, abs float64
+					if i == j {
+						want, abs = shift, shift
+					}
+					for q, jq := range idx {
+						c := other[int(jq)*dim : (int(jq)+1)*dim]
+						want += omega[q] * c[i] * c[j]
+						abs += math.Abs(omega[q] * c[i] * c[j])
+					}
+					if d := math.Abs(got - want); !(d <= 2*gamma(m+3)*abs) {
+						t.Fatalf("D=%d m=%d: [%d,%d] = %v, naive %v (difference %g, bound %g)",
+							dim, m, i, j, got, want, d, 2*gamma(m+3)*abs)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSmallPotrf checks smallPotrf's factor by its backward error,
+// |U^T U - P| <= gamma(n+1) |U|^T |U| entrywise (Higham, Theorem 10.3),
+// checks it against gonum's Dpotrf, and checks that it refuses matrices
+// that are not positive definite.
+func TestSmallPotrf(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for n := 1; n <= smallDim; n++ {
+		for _, m := range []int{0, n / 2, 3 * n} {
+			idx, omega, other := smallCase(r, n, m)
+			p := make([]float64, n*n)
+			smallPrecision(n, idx, omega, other, 0.5, p)
+			for i := range n {
+				for j := range i {
+					p[i*n+j] = math.NaN() // must not be read
+				}
+			}
+			u := append([]float64(nil), p...)
+			if !smallPotrf(n, u) {
+				t.Fatalf("n=%d m=%d: refused a positive definite matrix", n, m)
+			}
+			ref := append([]float64(nil), p...)
+			if !gonumPotrf(n, ref) {
+				t.Fatalf("n=%d m=%d: gonum refused the matrix", n, m)
+			}
+			for i := range n {
+				for j := i; j < n; j++ {
+					var s, abs float64
+					for l := 0; l <= i; l++ {
+						s += u[l*n+i] * u[l*n+j]
+						abs += math.Abs(u[l*n+i] * u[l*n+j])
+					}
+					if d := math.Abs(s - p[i*n+j]); !(d <= gamma(n+1)*abs) {
+						t.Fatalf("n=%d m=%d: (U^T U)[%d,%d] = %v, P = %v (difference %g, bound %g)",
+							n, m, i, j, s, p[i*n+j], d, gamma(n+1)*abs)
+					}
+					// Both factors have small backward error; the precisions
+					// here are well conditioned (shift 0.5, weights below
+					// 100), so the factors agree to a few thousand ulps.
+					if d := math.Abs(u[i*n+j] - ref[i*n+j]); !(d <= 1e-12*math.Abs(ref[j*n+j])) {
+						t.Fatalf("n=%d m=%d: U[%d,%d] = %v, gonum %v", n, m, i, j, u[i*n+j], ref[i*n+j])
+					}
+				}
+			}
+		}
+	}
+	for _, bad := range [][]float64{
+		{1, 2, 0, 1},  // indefinite
+		{0, 0, 0, 1},  // singular
+		{-1, 0, 0, 1}, // negative diagonal
+		{math.NaN(), 0, 0, 1},
+		{1, math.NaN(), 0, 1},
+	} {
+		if smallPotrf(2, append([]float64(nil), bad...)) {
+			t.Errorf("accepted %v", bad)
+		}
+	}
+}
+
+// BenchmarkFactor times one conditional's precision and factorisation,
+// as the pure-Go backend forms them for small dimensions (small) and
+// above smallDim (gonum: panels of weighted covariates, Dsyrk, Dpotrf),
+// for m = 8 D and m = 100 pairs: the measurement behind smallDim.
+func BenchmarkFactor(b *testing.B) {
+	for _, dim := range []int{2, 5, 10, 20, 32, 50, 64, 100} {
+		for _, m := range []int{8 * dim, 100} {
+			r := rand.New(rand.NewPCG(25, 26))
+			idx, omega, other := smallCase(r, dim, m)
+			w := newWorkspaceWith(gonumDense, dim, m, false)
+			b.Run(fmt.Sprintf("small/D=%d/m=%d", dim, m), func(b *testing.B) {
+				cpu := cpuTime()
+				for range b.N {
+					smallPrecision(dim, idx, omega, other, 1, w.prec)
+					if !smallPotrf(dim, w.prec) {
+						b.Fatal("not positive definite")
+					}
+				}
+				reportCPU(b, cpu)
+			})
+			b.Run(fmt.Sprintf("gonum/D=%d/m=%d", dim, m), func(b *testing.B) {
+				cpu := cpuTime()
+				for range b.N {
+					w.accumulate(idx, omega, other, 1, gonumSyrk)
+					if !gonumPotrf(dim, w.prec) {
+						b.Fatal("not positive definite")
+					}
+				}
+				reportCPU(b, cpu)
+			})
+		}
+	}
+}
+
+// reportCPU reports the process CPU time since cpu per iteration, less
+// disturbed than ns/op by other jobs on a shared machine.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if cpu := cpuTime() - cpu; cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
