@@ -414,6 +414,9 @@ func (m *merger) combine(tc []int32, tv []uint64, cs []int32, vs []uint64) ([]in
 // rows, drawing or computing its negatives.
 func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 	c := m.c
+	// Diagonal pairs were counted once per unordered co-occurrence but
+	// are two ordered pairs: their counts double here, in the scratch
+	// row, so that every n_pos is then vs[i] / scale.
 	var wsum uint64
 	for i, x := range cs {
 		v := vs[i]
@@ -422,12 +425,14 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 			if v>>1 != vs[i] {
 				return errOverflow
 			}
+			vs[i] = v
 		}
 		var carry uint64
 		if wsum, carry = bits.Add64(wsum, v, 0); carry != 0 {
 			return errOverflow
 		}
 	}
+	m.uniquePairs += int64(len(cs))
 	scale := float64(c.scale)
 	k := uint64(c.cfg.Negatives)
 	ncs, nns := m.ncs[:0], m.nns[:0]
@@ -453,7 +458,7 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 		for j, pj := range c.neg.p {
 			row := formats.CountRow{TargetID: t, ContextID: int32(j)}
 			if i < len(cs) && cs[i] == int32(j) {
-				row.NPos = m.npos(t, cs[i], vs[i])
+				row.NPos = float64(vs[i]) / scale
 				i++
 			}
 			if pj > 0 {
@@ -490,29 +495,19 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 		row.TargetID = t
 		switch {
 		case j == len(ncs) || i < len(cs) && cs[i] < ncs[j]:
-			row.ContextID, row.NPos, row.NNeg = cs[i], m.npos(t, cs[i], vs[i]), 0
+			row.ContextID, row.NPos, row.NNeg = cs[i], float64(vs[i])/scale, 0
 			i++
 		case i == len(cs) || ncs[j] < cs[i]:
 			row.ContextID, row.NPos, row.NNeg = ncs[j], 0, float64(nns[j])
 			j++
 		default:
-			row.ContextID, row.NPos, row.NNeg = cs[i], m.npos(t, cs[i], vs[i]), float64(nns[j])
+			row.ContextID, row.NPos, row.NNeg = cs[i], float64(vs[i])/scale, float64(nns[j])
 			i++
 			j++
 		}
 	}
 	m.batch = rows
 	return nil
-}
-
-// npos converts a canonical count to n_pos: diagonal pairs were counted
-// once per unordered co-occurrence but are two ordered pairs.
-func (m *merger) npos(t, ctxID int32, v uint64) float64 {
-	m.uniquePairs++
-	if t == ctxID {
-		v *= 2
-	}
-	return float64(v) / float64(m.c.scale)
 }
 
 // send hands the current batch to the emitter and starts a new one.

@@ -3,10 +3,11 @@ package formats
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -24,8 +25,10 @@ import (
 // rather than through parquet-go's row writer: the rows are transposed into
 // column pages, the sorted ids are delta-encoded, and the counts are
 // dictionary-encoded through a direct-mapped table for the small whole
-// numbers they mostly are. Pages are encoded and compressed on a goroutine of
-// their own, so that writing overlaps the merge that produces the rows.
+// numbers they mostly are. Each column is encoded and compressed on a
+// goroutine of its own and the row groups are written on another, so that
+// writing overlaps the merge that produces the rows and does not hold back
+// a merge running on several cores.
 //
 // The layout is plain Parquet: version 1 data pages of required columns
 // (no levels), zstd-compressed; one dictionary page per dictionary-encoded
@@ -51,6 +54,8 @@ const (
 type countsPage struct {
 	target, context []int32
 	npos, nneg      []float64
+	// pending counts the column encoders that have yet to read the page.
+	pending atomic.Int32
 }
 
 func newCountsPage() *countsPage {
@@ -69,8 +74,8 @@ type CountsWriter struct {
 	file  *atomicfile.File
 	kv    [][2]string
 	cur   *countsPage
-	enc   *countsPageEncoder
-	pages chan *countsPage
+	cols  [4]*countsColumnEncoder
+	asm   *countsAssembler
 	free  chan *countsPage
 	done  chan struct{}
 	ended bool
@@ -88,7 +93,7 @@ func CreateCounts(path string, meta Meta, manyValues bool) (*CountsWriter, error
 	if err != nil {
 		return nil, err
 	}
-	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(len(countsColumns)),
 		zstd.WithZeroFrames(true), zstd.WithEncoderCRC(false))
 	if err != nil {
 		return nil, fmt.Errorf("formats: zstd encoder: %w", err)
@@ -99,30 +104,91 @@ func CreateCounts(path string, meta Meta, manyValues bool) (*CountsWriter, error
 	}
 	w := &CountsWriter{
 		file: f, kv: kv, cur: newCountsPage(),
-		enc:   newCountsEncoder(f, zw, manyValues),
-		pages: make(chan *countsPage, countsPagesInFlight),
-		free:  make(chan *countsPage, countsPagesInFlight+1),
-		done:  make(chan struct{}),
+		asm:  newCountsAssembler(f),
+		free: make(chan *countsPage, countsPagesInFlight+3),
+		done: make(chan struct{}),
 	}
-	go w.encode()
+	for i := range w.cols {
+		w.cols[i] = newCountsColumnEncoder(i, zw, manyValues)
+		go w.encodeColumn(w.cols[i])
+	}
+	go w.assemble()
 	return w, nil
 }
 
-// encode runs on its own goroutine: it encodes the queued pages and returns
-// them for reuse. After an error it only drains the queue.
-func (w *CountsWriter) encode() {
-	defer close(w.done)
+// encodeColumn runs on a goroutine of its own for each column: it encodes
+// that column of the queued pages, in order, and hands each finished column
+// chunk to the assembler. The columns do not depend on each other, so the
+// four encoders run in parallel, and the bytes do not depend on how they
+// are scheduled. After an error the encoder only drains its queue.
+func (w *CountsWriter) encodeColumn(c *countsColumnEncoder) {
 	var err error
-	for p := range w.pages {
-		if err == nil {
-			if err = w.enc.page(p); err != nil {
-				w.mu.Lock()
-				w.encErr = err
-				w.mu.Unlock()
+	for p := range c.in {
+		if err == nil && w.failed() == nil {
+			if err = c.page(p); err != nil {
+				w.fail(err)
 			}
 		}
-		p.reset()
-		w.free <- p
+		if p.pending.Add(-1) == 0 {
+			p.reset()
+			select {
+			case w.free <- p:
+			default:
+			}
+		}
+	}
+	if err == nil && w.failed() == nil {
+		if err = c.endChunk(); err != nil {
+			w.fail(err)
+		}
+	}
+	close(c.out)
+}
+
+// assemble runs on its own goroutine: it writes the row groups, each from
+// one chunk of every column, and returns the chunks for reuse. After an
+// error, or when a column ends early because another failed, it only
+// drains the chunks.
+func (w *CountsWriter) assemble() {
+	defer close(w.done)
+	for {
+		var group [len(countsColumns)]*countsChunk
+		ended := false
+		for i, c := range w.cols {
+			ch, ok := <-c.out
+			if !ok {
+				ended = true
+				break
+			}
+			group[i] = ch
+		}
+		if ended {
+			for i, c := range w.cols {
+				if group[i] != nil {
+					c.spare <- group[i]
+				}
+				for ch := range c.out {
+					c.spare <- ch
+				}
+			}
+			return
+		}
+		if w.failed() == nil {
+			if err := w.asm.rowGroup(group); err != nil {
+				w.fail(err)
+			}
+		}
+		for i, c := range w.cols {
+			c.spare <- group[i]
+		}
+	}
+}
+
+func (w *CountsWriter) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.encErr == nil {
+		w.encErr = err
 	}
 }
 
@@ -143,8 +209,13 @@ func (w *CountsWriter) Write(rows []CountRow) error {
 		k := len(p.target)
 		p.target, p.context = p.target[:k+n], p.context[:k+n]
 		p.npos, p.nneg = p.npos[:k+n], p.nneg[:k+n]
-		for i, r := range rows[:n] {
-			p.target[k+i], p.context[k+i], p.npos[k+i], p.nneg[k+i] = r.TargetID, r.ContextID, r.NPos, r.NNeg
+		src := rows[:n]
+		tg, cx, np, nn := p.target[k:k+n], p.context[k:k+n], p.npos[k:k+n], p.nneg[k:k+n]
+		// Reslicing to len(src) lets the compiler drop the bounds checks.
+		tg, cx, np, nn = tg[:len(src)], cx[:len(src)], np[:len(src)], nn[:len(src)]
+		for i := range src {
+			r := &src[i]
+			tg[i], cx[i], np[i], nn[i] = r.TargetID, r.ContextID, r.NPos, r.NNeg
 		}
 		rows = rows[n:]
 		if len(p.target) == countsPageRows {
@@ -156,12 +227,17 @@ func (w *CountsWriter) Write(rows []CountRow) error {
 	return nil
 }
 
-// send queues the current page and takes a free one.
+// send queues the current page for every column encoder and takes a free
+// one.
 func (w *CountsWriter) send() error {
 	if err := w.failed(); err != nil {
 		return fmt.Errorf("writing %s: %w", w.file.Name(), err)
 	}
-	w.pages <- w.cur
+	p := w.cur
+	p.pending.Store(int32(len(w.cols)))
+	for _, c := range w.cols {
+		c.in <- p
+	}
 	select {
 	case w.cur = <-w.free:
 	default:
@@ -186,11 +262,13 @@ func (w *CountsWriter) SetStats(stats any) error {
 	return nil
 }
 
-// stop ends the encoder goroutine and waits for it.
+// stop ends the encoder goroutines and waits for them.
 func (w *CountsWriter) stop() {
 	if !w.ended {
 		w.ended = true
-		close(w.pages)
+		for _, c := range w.cols {
+			close(c.in)
+		}
 		<-w.done
 	}
 }
@@ -210,7 +288,7 @@ func (w *CountsWriter) Close() error {
 	w.stop()
 	err := w.failed()
 	if err == nil {
-		err = w.enc.finish(w.kv)
+		err = w.asm.finish(w.kv)
 	}
 	if err != nil {
 		w.file.Abort()
@@ -225,113 +303,187 @@ func (w *CountsWriter) Abort() {
 	w.file.Abort()
 }
 
-// countsPageEncoder turns pages into column chunks and the file's footer. It is
-// used by one goroutine at a time.
-type countsPageEncoder struct {
-	out      *bufio.Writer
-	off      int64
+// countsAssembler writes the row groups' column chunks and the file's
+// footer. It is used by one goroutine at a time.
+type countsAssembler struct {
+	out     *bufio.Writer
+	off     int64
+	numRows int64
+	groups  []format.RowGroup
+}
+
+func newCountsAssembler(f *atomicfile.File) *countsAssembler {
+	a := &countsAssembler{out: bufio.NewWriterSize(f, 1<<20)}
+	// The magic goes to the buffer, whose errors surface at the first
+	// flush.
+	n, _ := a.out.WriteString("PAR1")
+	a.off = int64(n)
+	return a
+}
+
+// countsColumnEncoder turns one column of the pages into column chunks. It
+// is used by one goroutine at a time.
+type countsColumnEncoder struct {
+	col      int
 	zw       *zstd.Encoder
 	split    bool
-	cols     [4]countsChunk
-	rgRows   int64
-	numRows  int64
-	groups   []format.RowGroup
+	in       chan *countsPage
+	out      chan *countsChunk // finished chunks, to the assembler
+	spare    chan *countsChunk // chunks the assembler has written
+	chunk    *countsChunk      // the chunk being built, or nil
 	raw, enc []byte
 	idx      []int32
 }
 
-// countsChunk is one column of the row group being built: its data pages,
-// already encoded and compressed, wait here for the dictionary page, which
-// must come first in the file.
+// countsChunksPerColumn is the number of chunks each column cycles through:
+// one being built while the assembler writes the other.
+const countsChunksPerColumn = 2
+
+func newCountsColumnEncoder(col int, zw *zstd.Encoder, split bool) *countsColumnEncoder {
+	c := &countsColumnEncoder{
+		col: col, zw: zw, split: split,
+		in:    make(chan *countsPage, countsPagesInFlight),
+		out:   make(chan *countsChunk, 1),
+		spare: make(chan *countsChunk, countsChunksPerColumn),
+	}
+	for range countsChunksPerColumn {
+		c.spare <- &countsChunk{}
+	}
+	return c
+}
+
+// countsChunk is one column of a row group: its data pages, already encoded
+// and compressed, wait here for the dictionary page, which must come first
+// in the file.
 type countsChunk struct {
 	codec         format.CompressionCodec
+	rows          int64
 	pages         []byte
 	uncompressed  int64
 	values        int64
 	dict          countsDict
-	fallback      bool // the dictionary is full: the remaining pages are PLAIN
+	dictPage      []byte // header and body of the dictionary page, if any
+	dictRaw       int64  // its uncompressed size, header included
+	fallback      bool   // the dictionary is full: the remaining pages are PLAIN
 	minI, maxI    int32
 	minF, maxF    float64
 	nan           bool
 	encodingsSeen [format.ByteStreamSplit + 1]bool
 }
 
-func newCountsEncoder(f *atomicfile.File, zw *zstd.Encoder, split bool) *countsPageEncoder {
-	e := &countsPageEncoder{out: bufio.NewWriterSize(f, 1<<20), zw: zw, split: split}
-	// The magic goes to the buffer, whose errors surface at the first
-	// flush.
-	n, _ := e.out.WriteString("PAR1")
-	e.off = int64(n)
-	e.startRowGroup()
-	return e
+// startChunk takes a chunk written earlier, or waits for the assembler to
+// return one.
+func (e *countsColumnEncoder) startChunk() {
+	c := <-e.spare
+	*c = countsChunk{pages: c.pages[:0], dict: c.dict, dictPage: c.dictPage[:0], codec: countsColumns[e.col].codec,
+		minI: math.MaxInt32, maxI: math.MinInt32, minF: math.Inf(1), maxF: math.Inf(-1)}
+	c.dict.reset()
+	e.chunk = c
 }
 
-func (e *countsPageEncoder) startRowGroup() {
-	for i := range e.cols {
-		c := &e.cols[i]
-		*c = countsChunk{pages: c.pages[:0], dict: c.dict, codec: countsColumns[i].codec,
-			minI: math.MaxInt32, maxI: math.MinInt32, minF: math.Inf(1), maxF: math.Inf(-1)}
-		c.dict.reset()
+// page encodes the encoder's column of one page and hands the chunk on when
+// the row group is full.
+func (e *countsColumnEncoder) page(p *countsPage) error {
+	if e.chunk == nil {
+		e.startChunk()
 	}
-	e.rgRows = 0
+	c := e.chunk
+	var err error
+	switch e.col {
+	case 0:
+		err = e.intPage(c, p.target)
+	case 1:
+		err = e.intPage(c, p.context)
+	case 2:
+		err = e.floatPage(c, p.npos)
+	default:
+		err = e.floatPage(c, p.nneg)
+	}
+	if err != nil {
+		return err
+	}
+	c.rows += int64(len(p.target))
+	if c.rows >= RowGroupRows {
+		return e.endChunk()
+	}
+	return nil
 }
 
-// page encodes one page of every column and writes out the row group when
-// it is full.
-func (e *countsPageEncoder) page(p *countsPage) error {
-	for i, col := range [...][]int32{p.target, p.context} {
-		c := &e.cols[i]
-		lo, hi := c.minI, c.maxI
-		for _, x := range col {
-			if x < lo {
-				lo = x
-			}
-			if x > hi {
-				hi = x
-			}
+func (e *countsColumnEncoder) intPage(c *countsChunk, col []int32) error {
+	lo, hi := c.minI, c.maxI
+	for _, x := range col {
+		if x < lo {
+			lo = x
 		}
-		c.minI, c.maxI = lo, hi
-		e.raw, _ = new(delta.BinaryPackedEncoding).EncodeInt32(e.raw[:0], col)
-		if err := e.dataPage(c, len(col), format.DeltaBinaryPacked); err != nil {
+		if x > hi {
+			hi = x
+		}
+	}
+	c.minI, c.maxI = lo, hi
+	e.raw, _ = new(delta.BinaryPackedEncoding).EncodeInt32(e.raw[:0], col)
+	return e.dataPage(c, len(col), format.DeltaBinaryPacked)
+}
+
+func (e *countsColumnEncoder) floatPage(c *countsChunk, col []float64) error {
+	var enc format.Encoding
+	switch {
+	case e.split:
+		e.raw, _ = new(bytestreamsplit.Encoding).EncodeDouble(e.raw[:0], col)
+		enc = format.ByteStreamSplit
+	case !c.fallback && c.dict.lookup(col, &e.idx):
+		// The dictionary's values give the statistics when the chunk ends.
+		e.raw, _ = new(rle.DictionaryEncoding).EncodeInt32(e.raw[:0], e.idx)
+		return e.dataPage(c, len(col), format.RLEDictionary)
+	default:
+		e.raw = appendPlainDoubles(e.raw[:0], col)
+		enc = format.Plain
+		c.fallback = true
+	}
+	lo, hi, nan := c.minF, c.maxF, false
+	for _, x := range col {
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
+		if x != x {
+			nan = true
+		}
+	}
+	c.minF, c.maxF, c.nan = lo, hi, c.nan || nan
+	return e.dataPage(c, len(col), enc)
+}
+
+// endChunk encodes the dictionary page of the chunk being built, if it has
+// a dictionary, and hands the chunk to the assembler.
+func (e *countsColumnEncoder) endChunk() error {
+	c := e.chunk
+	if c == nil || c.rows == 0 {
+		return nil
+	}
+	if c.dict.len() > 0 {
+		c.minF, c.maxF, c.nan = c.dict.stats(c.minF, c.maxF, c.nan)
+		e.raw = appendPlainDoubles(e.raw[:0], c.dict.values)
+		body := e.compress(c.codec)
+		h := format.PageHeader{
+			Type:                 format.DictionaryPage,
+			UncompressedPageSize: int32(len(e.raw)),
+			CompressedPageSize:   int32(len(body)),
+			DictionaryPageHeader: thrift.New(format.DictionaryPageHeader{
+				NumValues: int32(c.dict.len()), Encoding: format.Plain,
+			}),
+		}
+		hb, err := thrift.Marshal(new(thrift.CompactProtocol), &h)
+		if err != nil {
 			return err
 		}
+		c.dictPage = append(append(c.dictPage, hb...), body...)
+		c.dictRaw = int64(len(hb) + len(e.raw))
+		c.encodingsSeen[format.Plain] = true
 	}
-	for i, col := range [...][]float64{p.npos, p.nneg} {
-		c := &e.cols[2+i]
-		lo, hi, nan := c.minF, c.maxF, false
-		for _, x := range col {
-			if x < lo {
-				lo = x
-			}
-			if x > hi {
-				hi = x
-			}
-			if x != x {
-				nan = true
-			}
-		}
-		c.minF, c.maxF, c.nan = lo, hi, c.nan || nan
-		var enc format.Encoding
-		switch {
-		case e.split:
-			e.raw, _ = new(bytestreamsplit.Encoding).EncodeDouble(e.raw[:0], col)
-			enc = format.ByteStreamSplit
-		case !c.fallback && c.dict.lookup(col, &e.idx):
-			e.raw, _ = new(rle.DictionaryEncoding).EncodeInt32(e.raw[:0], e.idx)
-			enc = format.RLEDictionary
-		default:
-			e.raw = appendPlainDoubles(e.raw[:0], col)
-			enc = format.Plain
-			c.fallback = true
-		}
-		if err := e.dataPage(c, len(col), enc); err != nil {
-			return err
-		}
-	}
-	e.rgRows += int64(len(p.target))
-	if e.rgRows >= RowGroupRows {
-		return e.flushRowGroup()
-	}
+	e.chunk = nil
+	e.out <- c
 	return nil
 }
 
@@ -343,7 +495,7 @@ func appendPlainDoubles(dst []byte, src []float64) []byte {
 }
 
 // compress returns e.raw compressed with codec.
-func (e *countsPageEncoder) compress(codec format.CompressionCodec) []byte {
+func (e *countsColumnEncoder) compress(codec format.CompressionCodec) []byte {
 	if codec == format.Uncompressed {
 		return e.raw
 	}
@@ -353,7 +505,7 @@ func (e *countsPageEncoder) compress(codec format.CompressionCodec) []byte {
 
 // dataPage compresses e.raw as a data page of n values and appends it to
 // the chunk.
-func (e *countsPageEncoder) dataPage(c *countsChunk, n int, enc format.Encoding) error {
+func (e *countsColumnEncoder) dataPage(c *countsChunk, n int, enc format.Encoding) error {
 	body := e.compress(c.codec)
 	h := format.PageHeader{
 		Type:                 format.DataPage,
@@ -390,15 +542,12 @@ var countsColumns = [4]struct {
 	{"n_neg", format.Double, format.Zstd},
 }
 
-// flushRowGroup writes the row group's column chunks to the file.
-func (e *countsPageEncoder) flushRowGroup() error {
-	if e.rgRows == 0 {
-		return nil
-	}
-	rg := format.RowGroup{NumRows: e.rgRows, FileOffset: e.off, Ordinal: int16(len(e.groups))}
-	for i := range e.cols {
-		c := &e.cols[i]
-		start := e.off
+// rowGroup writes a row group, made of one chunk of every column.
+func (a *countsAssembler) rowGroup(chunks [len(countsColumns)]*countsChunk) error {
+	rows := chunks[0].rows
+	rg := format.RowGroup{NumRows: rows, FileOffset: a.off, Ordinal: int16(len(a.groups))}
+	for i, c := range chunks {
+		start := a.off
 		md := format.ColumnMetaData{
 			Type:         countsColumns[i].typ,
 			PathInSchema: thrift.Slice[string]{countsColumns[i].name},
@@ -406,31 +555,14 @@ func (e *countsPageEncoder) flushRowGroup() error {
 			NumValues:    c.values,
 			Statistics:   c.statistics(countsColumns[i].typ),
 		}
-		var uncompressed int64
-		if c.dict.len() > 0 {
-			e.raw = appendPlainDoubles(e.raw[:0], c.dict.values)
-			body := e.compress(c.codec)
-			h := format.PageHeader{
-				Type:                 format.DictionaryPage,
-				UncompressedPageSize: int32(len(e.raw)),
-				CompressedPageSize:   int32(len(body)),
-				DictionaryPageHeader: thrift.New(format.DictionaryPageHeader{
-					NumValues: int32(c.dict.len()), Encoding: format.Plain,
-				}),
-			}
-			hb, err := thrift.Marshal(new(thrift.CompactProtocol), &h)
-			if err != nil {
+		if len(c.dictPage) > 0 {
+			md.DictionaryPageOffset = a.off
+			if err := a.write(c.dictPage); err != nil {
 				return err
 			}
-			md.DictionaryPageOffset = e.off
-			if err := e.write(hb, body); err != nil {
-				return err
-			}
-			uncompressed += int64(len(hb) + len(e.raw))
-			c.encodingsSeen[format.Plain] = true
 		}
-		md.DataPageOffset = e.off
-		if err := e.write(c.pages); err != nil {
+		md.DataPageOffset = a.off
+		if err := a.write(c.pages); err != nil {
 			return err
 		}
 		for enc, seen := range c.encodingsSeen {
@@ -438,15 +570,14 @@ func (e *countsPageEncoder) flushRowGroup() error {
 				md.Encoding = append(md.Encoding, format.Encoding(enc))
 			}
 		}
-		md.TotalUncompressedSize = uncompressed + c.uncompressed
-		md.TotalCompressedSize = e.off - start
+		md.TotalUncompressedSize = c.dictRaw + c.uncompressed
+		md.TotalCompressedSize = a.off - start
 		rg.TotalByteSize += md.TotalUncompressedSize
 		rg.TotalCompressedSize += md.TotalCompressedSize
 		rg.Columns = append(rg.Columns, format.ColumnChunk{FileOffset: start, MetaData: md})
 	}
-	e.groups = append(e.groups, rg)
-	e.numRows += e.rgRows
-	e.startRowGroup()
+	a.groups = append(a.groups, rg)
+	a.numRows += rows
 	return nil
 }
 
@@ -477,10 +608,10 @@ func (c *countsChunk) statistics(t format.Type) format.Statistics {
 	return format.Statistics{MinValue: lo, MaxValue: hi, Min: lo, Max: hi}
 }
 
-func (e *countsPageEncoder) write(bs ...[]byte) error {
+func (a *countsAssembler) write(bs ...[]byte) error {
 	for _, b := range bs {
-		n, err := e.out.Write(b)
-		e.off += int64(n)
+		n, err := a.out.Write(b)
+		a.off += int64(n)
 		if err != nil {
 			return err
 		}
@@ -488,11 +619,8 @@ func (e *countsPageEncoder) write(bs ...[]byte) error {
 	return nil
 }
 
-// finish writes the last row group and the footer.
-func (e *countsPageEncoder) finish(kv [][2]string) error {
-	if err := e.flushRowGroup(); err != nil {
-		return err
-	}
+// finish writes the footer.
+func (a *countsAssembler) finish(kv [][2]string) error {
 	schema := thrift.Slice[format.SchemaElement]{{Name: "CountRow", NumChildren: thrift.New(int32(4))}}
 	orders := make(thrift.Slice[format.ColumnOrder], 0, len(countsColumns))
 	for _, col := range countsColumns {
@@ -507,7 +635,7 @@ func (e *countsPageEncoder) finish(kv [][2]string) error {
 		orders = append(orders, format.ColumnOrder{Value: &format.TypeDefinedOrder{}})
 	}
 	md := format.FileMetaData{
-		Version: 1, Schema: schema, NumRows: e.numRows, RowGroups: e.groups,
+		Version: 1, Schema: schema, NumRows: a.numRows, RowGroups: a.groups,
 		CreatedBy: "pwe version " + kvValue(kv, KeyVersion), ColumnOrders: orders,
 	}
 	for _, p := range kv {
@@ -517,13 +645,11 @@ func (e *countsPageEncoder) finish(kv [][2]string) error {
 	if err != nil {
 		return err
 	}
-	if err := e.write(b, binary.LittleEndian.AppendUint32(nil, uint32(len(b))), []byte("PAR1")); err != nil {
+	if err := a.write(b, binary.LittleEndian.AppendUint32(nil, uint32(len(b))), []byte("PAR1")); err != nil {
 		return err
 	}
-	return e.out.Flush()
+	return a.out.Flush()
 }
-
-var errDictFull = errors.New("dictionary full")
 
 // countsDict is a column chunk's dictionary of float64 values.
 type countsDict struct {
@@ -551,35 +677,70 @@ func (d *countsDict) lookup(vals []float64, idx *[]int32) bool {
 		d.other = make(map[uint64]int32)
 	}
 	n0 := len(d.values)
-	out := (*idx)[:0]
-	err := error(nil)
-	for _, v := range vals {
-		var j int32
+	out := slices.Grow((*idx)[:0], len(vals))[:len(vals)]
+	*idx = out
+	small := d.small
+	for i, v := range vals {
+		// The loop keeps to the common case, a whole number already in
+		// the dictionary; index, out of line, does the rest.
 		if k, ok := smallKey(v); ok {
-			if j = d.small[k] - 1; j < 0 {
-				if j, err = d.add(v); err != nil {
-					break
-				}
-				d.small[k] = j + 1
-			}
-		} else {
-			b := math.Float64bits(v)
-			var ok bool
-			if j, ok = d.other[b]; !ok {
-				if j, err = d.add(v); err != nil {
-					break
-				}
-				d.other[b] = j
+			if j := small[k]; j > 0 {
+				out[i] = j - 1
+				continue
 			}
 		}
-		out = append(out, j)
-	}
-	*idx = out
-	if err != nil {
-		d.truncate(n0)
-		return false
+		j, ok := d.index(v)
+		if !ok {
+			d.truncate(n0)
+			return false
+		}
+		out[i] = j
 	}
 	return true
+}
+
+// index returns the dictionary index of v, adding it if it is new, or false
+// when the dictionary is full.
+//
+//go:noinline
+func (d *countsDict) index(v float64) (int32, bool) {
+	if k, ok := smallKey(v); ok {
+		j := d.small[k] - 1
+		if j < 0 {
+			if j = d.add(v); j < 0 {
+				return 0, false
+			}
+			d.small[k] = j + 1
+		}
+		return j, true
+	}
+	b := math.Float64bits(v)
+	j, ok := d.other[b]
+	if !ok {
+		if j = d.add(v); j < 0 {
+			return 0, false
+		}
+		d.other[b] = j
+	}
+	return j, true
+}
+
+// stats folds the dictionary's values into the range (lo, hi) and the NaN
+// flag: the values of the chunk's dictionary-encoded pages are exactly the
+// dictionary's, so their pages need no scan of their own.
+func (d *countsDict) stats(lo, hi float64, nan bool) (float64, float64, bool) {
+	for _, x := range d.values {
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
+		if x != x {
+			nan = true
+		}
+	}
+	return lo, hi, nan
 }
 
 // smallKey returns v's slot in the direct-mapped table of whole numbers
@@ -590,12 +751,13 @@ func smallKey(v float64) (int, bool) {
 	return k, k >= 0 && k < countsSmallDict && math.Float64bits(float64(k)) == math.Float64bits(v)
 }
 
-func (d *countsDict) add(v float64) (int32, error) {
+// add appends v and returns its index, or -1 when the dictionary is full.
+func (d *countsDict) add(v float64) int32 {
 	if len(d.values) >= countsMaxDict {
-		return 0, errDictFull
+		return -1
 	}
 	d.values = append(d.values, v)
-	return int32(len(d.values) - 1), nil
+	return int32(len(d.values) - 1)
 }
 
 // truncate drops the values added after the first n.

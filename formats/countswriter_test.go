@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -192,10 +193,46 @@ func TestCountsWriterEmptyAndAbort(t *testing.T) {
 	}
 }
 
+// TestCountsWriterFailureMidway fails the writer while pages and row groups
+// are in flight in the column encoders and the assembler, as an encoding or
+// file error would, and checks that Write and Close report the error,
+// that nothing is left behind and that no goroutine waits forever.
+func TestCountsWriterFailureMidway(t *testing.T) {
+	errInjected := errors.New("injected")
+	for _, after := range []int{0, countsPageRows, RowGroupRows + countsPageRows/2, 2 * RowGroupRows} {
+		dir := t.TempDir()
+		w, err := CreateCounts(filepath.Join(dir, "c.parquet"), Meta{}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := make([]CountRow, 4096)
+		written := 0
+		for ; written < after; written += len(rows) {
+			if err := w.Write(rows); err != nil {
+				t.Fatalf("after %d rows: %v", written, err)
+			}
+		}
+		w.fail(errInjected)
+		var werr error
+		for i := 0; i < 2*countsPageRows/len(rows) && werr == nil; i++ {
+			werr = w.Write(rows)
+		}
+		if !errors.Is(werr, errInjected) {
+			t.Errorf("failed after %d rows: Write returned %v, want the injected error", after, werr)
+		}
+		if err := w.Close(); !errors.Is(err, errInjected) {
+			t.Errorf("failed after %d rows: Close returned %v, want the injected error", after, err)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("failed after %d rows: %d files left behind", after, len(entries))
+		}
+	}
+}
+
 // BenchmarkCountsWriter writes 2^20 rows shaped like the benchmark corpus's
 // counts (sorted ids, small whole-number counts, a third of them negatives
-// only) and reports the CPU time per row, which includes the encoder
-// goroutine's.
+// only) and reports the CPU time per row, which includes the column encoder
+// and assembler goroutines'.
 func BenchmarkCountsWriter(b *testing.B) {
 	rows := make([]CountRow, RowGroupRows)
 	x := uint64(1)
