@@ -60,7 +60,6 @@ func benchSweep(b *testing.B, v, dim, pairs int) {
 	d := zipfData(b, v, pairs)
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprintf("%s/V=%d/D=%d/pairs=%d/threads=%d", defaultDense.name, v, dim, d.Pairs(), threads), func(b *testing.B) {
-			defer defaultDense.reserveProcs(threads)()
 			cfg := GibbsConfig{Dim: dim, Threads: threads, Profile: true}.withDefaults()
 			s := newSampler(context.Background(), d, cfg, nil)
 			defer s.close()

@@ -1,7 +1,6 @@
 package posterior
 
 import (
-	"runtime"
 	"time"
 
 	"gonum.org/v1/gonum/blas"
@@ -17,7 +16,7 @@ import (
 type dense struct {
 	name string
 	// panelRows is the number of weighted covariates per syrk call, the
-	// rows of workspace.panel.
+	// rows of workspace.panel; 0 when factor needs no panel at dim.
 	panelRows func(dim int) int
 	// factor overwrites w.prec by U with P = U^T U, reporting false if P
 	// is not positive definite. It adds the time of forming P to
@@ -28,25 +27,6 @@ type dense struct {
 	// U with C = U^T U: the bare calls, for tests and benchmarks.
 	syrk  func(n, k int, g []float64, beta float64, c []float64)
 	potrf func(n int, c []float64) bool
-	// spareProcs is how many Ps beyond the workers the backend wants idle
-	// (see reserveProcs).
-	spareProcs int
-}
-
-// reserveProcs raises GOMAXPROCS, if need be, to threads plus the
-// backend's spare Ps, and returns the function that restores it. With
-// every P busy, a worker's long cgo call makes the runtime hand its P to
-// another thread, and the worker then waits for a P when the call
-// returns: two goroutines calling OpenBLAS's Dsyrk on 327 x 100 panels ran
-// about 1.3 times as fast as one without a spare P, 1.4 to 1.7 times with
-// one, and two C threads 1.65 times.
-func (d dense) reserveProcs(threads int) (restore func()) {
-	want := threads + d.spareProcs
-	if d.spareProcs == 0 || runtime.GOMAXPROCS(0) >= want {
-		return func() {}
-	}
-	prev := runtime.GOMAXPROCS(want)
-	return func() { runtime.GOMAXPROCS(prev) }
 }
 
 // gonumDense is the pure-Go backend. gonum's Dsyrk (transposed form) runs
@@ -55,8 +35,13 @@ func (d dense) reserveProcs(threads int) (restore func()) {
 // was m x D, 4 MB for the largest token of the D = 100 benchmark). Up to
 // smallDim, smallPrecision and smallPotrf replace Dsyrk and Dpotrf.
 var gonumDense = dense{
-	name:      "gonum",
-	panelRows: func(dim int) int { return max(8, 8192/dim) },
+	name: "gonum",
+	panelRows: func(dim int) int {
+		if dim <= smallDim {
+			return 0
+		}
+		return gonumPanelRows(dim)
+	},
 	factor: func(w *workspace, idx []int32, omega, other []float64, shift float64, t *time.Time) bool {
 		if w.dim <= smallDim {
 			smallPrecision(w.dim, idx, omega, other, shift, w.prec)
@@ -70,6 +55,9 @@ var gonumDense = dense{
 	syrk:  gonumSyrk,
 	potrf: gonumPotrf,
 }
+
+// gonumPanelRows is the gonum path's panel height: 64 KiB of rows.
+func gonumPanelRows(dim int) int { return max(8, 8192/dim) }
 
 func gonumSyrk(n, k int, g []float64, beta float64, c []float64) {
 	blas64.Syrk(blas.Trans, 1,

@@ -22,7 +22,7 @@ func TestOpenBLASMatchesGonum(t *testing.T) {
 			ws := newWorkspaceWith(be, tc.dim, tc.m, false)
 			ws.pcg.Seed(3, 4)
 			got[k] = append([]float64(nil), c.x...)
-			if err := ws.draw(got[k], c.idx, c.n, c.kappa, c.other, 1, 2); err != nil {
+			if err := ws.draw(got[k], c.idx, c.n, c.kappa, c.other, 1, ws.omega[:tc.m], false, 2); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 	"time"
 
@@ -51,14 +50,16 @@ func newConditionalCase(dim, m int, seed uint64) conditionalCase {
 // naiveDraw is the textbook version of workspace.draw, consuming the same
 // random stream (PG draws of the inner step, then dim normals): P by
 // triple loop, the Cholesky factor by the column recurrence, the two
-// triangular solves by substitution.
-func naiveDraw(c conditionalCase, prec0 float64, inner int, seed1, seed2 uint64) []float64 {
+// triangular solves by substitution. With given not nil, the first step
+// uses those omegas instead of drawing them. It returns x and the last
+// step's omegas.
+func naiveDraw(c conditionalCase, prec0 float64, inner int, given []float64, seed1, seed2 uint64) (x, omega []float64) {
 	dim := c.dim
 	pcg := rand.NewPCG(seed1, seed2)
 	rng := rand.New(pcg)
 	pg := polyagamma.Sampler{Src: pcg}
 	row := func(r int) []float64 { j := int(c.idx[r]); return c.other[j*dim : (j+1)*dim] }
-	x := append([]float64(nil), c.x...)
+	x = append([]float64(nil), c.x...)
 	b := make([]float64, dim)
 	for r := range c.m {
 		for k := range dim {
@@ -66,15 +67,19 @@ func naiveDraw(c conditionalCase, prec0 float64, inner int, seed1, seed2 uint64)
 		}
 	}
 	psi := make([]float64, c.m)
-	omega := make([]float64, c.m)
-	for range inner {
-		for r := range c.m {
-			psi[r] = 0
-			for k := range dim {
-				psi[r] += x[k] * row(r)[k]
+	omega = make([]float64, c.m)
+	for step := range inner {
+		if step == 0 && given != nil {
+			copy(omega, given)
+		} else {
+			for r := range c.m {
+				psi[r] = 0
+				for k := range dim {
+					psi[r] += x[k] * row(r)[k]
+				}
 			}
+			pg.Fill(omega, c.n, psi)
 		}
-		pg.Fill(omega, c.n, psi)
 		p := make([]float64, dim*dim)
 		for i := range dim {
 			p[i*dim+i] = prec0
@@ -118,7 +123,7 @@ func naiveDraw(c conditionalCase, prec0 float64, inner int, seed1, seed2 uint64)
 			x[i] = s / u[i*dim+i]
 		}
 	}
-	return x
+	return x, omega
 }
 
 // maxRelDiff returns max_k |x_k - y_k| / max_k |y_k|.
@@ -133,26 +138,43 @@ func maxRelDiff(x, y []float64) float64 {
 
 // TestConditionalDrawMatchesNaive checks one token's update, given the
 // random stream, against naiveDraw for every backend, with token degrees
-// below, at and across the gonum panel size.
+// below, at and across the gonum panel size, with the first step's omegas
+// drawn (the rho side) and given (the alpha side); it checks the omegas
+// left behind too, and that given ones are used as they are.
 func TestConditionalDrawMatchesNaive(t *testing.T) {
 	for _, be := range denseBackends() {
 		for _, tc := range []struct{ dim, m, inner int }{
 			{1, 1, 1}, {2, 7, 3}, {5, 40, 1}, {7, 2400, 2}, {100, 1, 1}, {100, 81, 1}, {100, 250, 2},
 		} {
-			t.Run(fmt.Sprintf("%s/D=%d/m=%d/inner=%d", be.name, tc.dim, tc.m, tc.inner), func(t *testing.T) {
-				c := newConditionalCase(tc.dim, tc.m, uint64(tc.dim*1000+tc.m))
-				const prec0 = 0.7
-				want := naiveDraw(c, prec0, tc.inner, 11, 12)
-				ws := newWorkspaceWith(be, tc.dim, tc.m, false)
-				ws.pcg.Seed(11, 12)
-				got := append([]float64(nil), c.x...)
-				if err := ws.draw(got, c.idx, c.n, c.kappa, c.other, prec0, tc.inner); err != nil {
-					t.Fatal(err)
-				}
-				if d := maxRelDiff(got, want); !(d < 1e-10) {
-					t.Errorf("relative difference %g from the naive update", d)
-				}
-			})
+			for _, given := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/D=%d/m=%d/inner=%d/given=%t", be.name, tc.dim, tc.m, tc.inner, given), func(t *testing.T) {
+					c := newConditionalCase(tc.dim, tc.m, uint64(tc.dim*1000+tc.m))
+					const prec0 = 0.7
+					var start []float64
+					if given {
+						r := rand.New(rand.NewPCG(uint64(tc.m), 3))
+						start = make([]float64, tc.m)
+						for k := range start {
+							start[k] = 0.05 + 3*r.Float64()
+						}
+					}
+					want, wantOmega := naiveDraw(c, prec0, tc.inner, start, 11, 12)
+					ws := newWorkspaceWith(be, tc.dim, tc.m, false)
+					ws.pcg.Seed(11, 12)
+					got := append([]float64(nil), c.x...)
+					omega := make([]float64, tc.m)
+					copy(omega, start)
+					if err := ws.draw(got, c.idx, c.n, c.kappa, c.other, prec0, omega, given, tc.inner); err != nil {
+						t.Fatal(err)
+					}
+					if d := maxRelDiff(got, want); !(d < 1e-10) {
+						t.Errorf("relative difference %g from the naive update", d)
+					}
+					if d := maxRelDiff(omega, wantOmega); !(d < 1e-10) {
+						t.Errorf("omegas differ from the naive update's by %g", d)
+					}
+				})
+			}
 		}
 	}
 }
@@ -220,24 +242,5 @@ func TestDenseBackends(t *testing.T) {
 		if ws.phases.Precision <= 0 {
 			t.Errorf("%s: factor did not time the precision", be.name)
 		}
-	}
-}
-
-// TestReserveProcs checks that a backend asking for a spare P gets one
-// beyond the workers and that restoring undoes it, and that other backends
-// leave GOMAXPROCS alone.
-func TestReserveProcs(t *testing.T) {
-	procs := runtime.GOMAXPROCS(0)
-	restore := dense{spareProcs: 1}.reserveProcs(procs)
-	if got := runtime.GOMAXPROCS(0); got != procs+1 {
-		t.Errorf("GOMAXPROCS %d with %d workers and one spare, want %d", got, procs, procs+1)
-	}
-	restore()
-	if got := runtime.GOMAXPROCS(0); got != procs {
-		t.Errorf("GOMAXPROCS %d after restore, want %d", got, procs)
-	}
-	dense{}.reserveProcs(procs + 5)()
-	if got := runtime.GOMAXPROCS(0); got != procs {
-		t.Errorf("GOMAXPROCS %d after a backend without spare Ps, want %d", got, procs)
 	}
 }

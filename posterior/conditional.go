@@ -13,8 +13,9 @@ import (
 )
 
 // workspace is one worker's scratch for conditional draws: the linear
-// predictors and PG draws of the largest token, one panel of PG-weighted
-// covariates, the D x D precision and vectors. It is sized once, so
+// predictors and gathered PG draws of the largest token, one panel of
+// PG-weighted covariates (if the backend wants one at this dimension), the
+// D x D precision and vectors. It is sized once, so
 // steady-state sweeps do not allocate.
 type workspace struct {
 	dim   int
@@ -22,7 +23,7 @@ type workspace struct {
 	panel []float64 // sqrt(omega_r) c_r for up to panelRows pairs, row-major
 	rows  int       // panel capacity in rows
 	psi   []float64 // linear predictors, m
-	omega []float64 // PG draws, m
+	omega []float64 // PG draws gathered in context order on the alpha side, m
 	prec  []float64 // precision, dim x dim (upper triangle)
 	b     []float64 // sum kappa * covariate, dim
 	y     []float64 // solution, dim
@@ -62,10 +63,7 @@ func newWorkspace(dim, maxDegree int, profile bool) *workspace {
 
 func newWorkspaceWith(be dense, dim, maxDegree int, profile bool) *workspace {
 	m := max(maxDegree, 1)
-	rows := m
-	if r := be.panelRows(dim); r > 0 {
-		rows = min(m, r)
-	}
+	rows := min(m, be.panelRows(dim))
 	pcg := rand.NewPCG(0, 0)
 	return &workspace{
 		dim:     dim,
@@ -101,14 +99,19 @@ func (w *workspace) tick(acc *time.Duration, t *time.Time) {
 	}
 }
 
-// draw replaces x by draws from the conditional of a Bayesian logistic
+// draw replaces x by a draw from the conditional of a Bayesian logistic
 // regression with the covariates other[idx[r]], n[r] trials,
 // kappa[r] = successes - n[r]/2 and a Normal(0, I/prec0) prior, using the
-// Pólya-Gamma augmentation: inner times, omega_r ~ PG(n_r, x . c_r), then
-// x ~ N(P^-1 b, P^-1) with P = sum omega_r c_r c_r^T + prec0 I and
-// b = sum kappa_r c_r. The random stream must have been seeded by the
-// caller.
-func (w *workspace) draw(x []float64, idx []int32, n, kappa, other []float64, prec0 float64, inner int) error {
+// Pólya-Gamma augmentation, whose variables omega (len(idx)) it reads and
+// writes: inner times, omega_r ~ PG(n_r, x . c_r), then
+// x ~ N(P^-1 b, P^-1) (overrelaxed by w.relax) with
+// P = sum omega_r c_r c_r^T + prec0 I and b = sum kappa_r c_r. With given,
+// the first step keeps omega as passed instead of drawing it, which is
+// how the alpha side reuses the rho side's draws. On return omega holds
+// the draws that went with x's last step, so that with x they are a draw
+// of the augmented conditional. The random stream must have been seeded
+// by the caller.
+func (w *workspace) draw(x []float64, idx []int32, n, kappa, other []float64, prec0 float64, omega []float64, given bool, inner int) error {
 	dim := w.dim
 	m := len(idx)
 	if m == 0 {
@@ -121,12 +124,19 @@ func (w *workspace) draw(x []float64, idx []int32, n, kappa, other []float64, pr
 	t := w.clock()
 	b := w.b
 	clear(b)
-	psi, omega := w.psi[:m], w.omega[:m]
-	// One pass over the covariates forms b and the first linear
-	// predictors: the rows come from all over other, and reading them
-	// costs more than the arithmetic.
-	for r, j := range idx {
-		psi[r] = dotAxpy(x, other[int(j)*dim:(int(j)+1)*dim], kappa[r], b)
+	psi := w.psi[:m]
+	omega = omega[:m]
+	// One pass over the covariates forms b and, when the first step draws
+	// omega, the linear predictors: the rows come from all over other,
+	// and reading them costs more than the arithmetic.
+	if given {
+		for r, j := range idx {
+			axpy(kappa[r], other[int(j)*dim:(int(j)+1)*dim], b)
+		}
+	} else {
+		for r, j := range idx {
+			psi[r] = dotAxpy(x, other[int(j)*dim:(int(j)+1)*dim], kappa[r], b)
+		}
 	}
 	w.tick(&w.phases.Gather, &t)
 	P := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: dim, Stride: dim, Data: w.prec}
@@ -137,8 +147,10 @@ func (w *workspace) draw(x []float64, idx []int32, n, kappa, other []float64, pr
 				psi[r] = dot4(x, other[int(j)*dim:(int(j)+1)*dim])
 			}
 		}
-		w.pg.Fill(omega, n, psi)
-		w.tick(&w.phases.PG, &t)
+		if step > 0 || !given {
+			w.pg.Fill(omega, n, psi)
+			w.tick(&w.phases.PG, &t)
+		}
 
 		if !w.dense.factor(w, idx, omega, other, prec0, &t) {
 			return fmt.Errorf("posterior: conditional precision not positive definite (non-finite vectors or counts?)")

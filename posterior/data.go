@@ -3,12 +3,17 @@ package posterior
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/pwe-project/pwe/formats"
 )
 
 // ErrNoPairs is returned by MAP and Gibbs when no pair has a positive count.
 var ErrNoPairs = errors.New("posterior: no pair has a positive count")
+
+// ErrTooManyPairs is returned by DataBuilder.Add beyond 2^31 - 1 pairs with
+// a positive count, the most the int32 pair positions can address.
+var ErrTooManyPairs = errors.New("posterior: more than 2^31 - 1 pairs with a positive count")
 
 // Data holds the pair counts of one fit, indexed both by target and by
 // context so that either side's conditional can be computed from contiguous
@@ -26,10 +31,14 @@ type Data struct {
 
 	// By context: the pairs of context j are cTgt[cOff[j]:cOff[j+1]], targets
 	// ascending; own copies of n and kappa keep the alpha side contiguous.
+	// cPair gives each pair's position in the by-target arrays, through
+	// which the sampler's alpha side reads the Pólya-Gamma draws its rho
+	// side stored in target order.
 	cOff   []int64
 	cTgt   []int32
 	cN     []float64
 	cKappa []float64
+	cPair  []int32
 }
 
 // V returns the vocabulary size.
@@ -63,6 +72,12 @@ func (d *Data) side(s, i int) (idx []int32, n, kappa []float64) {
 		return d.TargetPairs(i)
 	}
 	return d.ContextPairs(i)
+}
+
+// contextPairPos returns the positions in the by-target arrays of context
+// j's pairs, in the order of ContextPairs(j).
+func (d *Data) contextPairPos(j int) []int32 {
+	return d.cPair[d.cOff[j]:d.cOff[j+1]]
 }
 
 // degree returns the number of pairs of token i on side s.
@@ -125,6 +140,9 @@ func (b *DataBuilder) Add(rows []formats.CountRow) error {
 		if n == 0 {
 			continue
 		}
+		if len(d.tCtx) == math.MaxInt32 {
+			return fmt.Errorf("posterior: counts row %d: %w", b.rows-1, ErrTooManyPairs)
+		}
 		d.tOff[r.TargetID+1]++
 		d.tCtx = append(d.tCtx, r.ContextID)
 		d.tN = append(d.tN, n)
@@ -154,6 +172,7 @@ func (b *DataBuilder) Build() *Data {
 	d.cTgt = make([]int32, m)
 	d.cN = make([]float64, m)
 	d.cKappa = make([]float64, m)
+	d.cPair = make([]int32, m)
 	next := make([]int64, d.v)
 	copy(next, d.cOff[:d.v])
 	for i := range d.v {
@@ -164,6 +183,7 @@ func (b *DataBuilder) Build() *Data {
 			d.cTgt[q] = int32(i)
 			d.cN[q] = d.tN[p]
 			d.cKappa[q] = d.tKappa[p]
+			d.cPair[q] = int32(p)
 		}
 	}
 	return d

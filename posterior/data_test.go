@@ -55,6 +55,12 @@ func TestDataBuilderIndexesBothSides(t *testing.T) {
 			if k > 0 && tgt[k-1] >= it {
 				t.Errorf("context %d targets not ascending: %v", i, tgt)
 			}
+			// The position must name the same pair among the by-target
+			// arrays: inside target it's range, with context i.
+			q := int64(d.contextPairPos(i)[k])
+			if q < d.tOff[it] || q >= d.tOff[it+1] || d.tCtx[q] != int32(i) {
+				t.Errorf("context %d target %d: position %d is not the pair's", i, it, q)
+			}
 			seenC++
 		}
 	}

@@ -51,9 +51,10 @@
 // every rho_i to rho_i A and every free alpha_j to alpha_j A^-T. Logits
 // with a free context do not change. The moves target the Pólya-Gamma
 // augmented posterior p(rho, alpha | omega), the omegas being those the
-// sweep's rho side drew for the anchors' pairs: with the state they are a
-// draw from the augmented joint, because the alpha side never touches an
-// anchor's pairs. The acceptance ratio is the ratio of the prior and of
+// sweep left for the anchors' pairs (the rho side's draws: the alpha side
+// skips the anchors): with the state they are a draw from the augmented
+// joint, because every step of the sweep draws a conditional of it (see
+// Gibbs sweep). The acceptance ratio is the ratio of the prior and of
 // the anchors' augmented terms, times the Jacobian |det A|^(anchors) =
 // exp(anchors eps tr M) (V target vectors scale by det A, V - anchors free
 // contexts by det A^-1); M and -M being equally likely, A and A^-1 have
@@ -88,28 +89,45 @@
 //
 // # Gibbs sweep
 //
-// Given alpha the rho_i are independent Bayesian logistic regressions, and
-// so are the free alpha_j given rho. A sweep updates every rho_i, then
-// every non-anchor alpha_j. For token i with pairs r = 1..m and
+// Given alpha and the Pólya-Gamma variables omega_ij ~ PG(n_ij, rho_i .
+// alpha_j), the rho_i are independent Gaussians, and so are the free
+// alpha_j given rho and omega. A sweep is one scan over the augmented
+// posterior p(rho, alpha, omega) with one Pólya-Gamma draw per pair: target
+// by target, omega_i. given the current vectors and then rho_i given
+// omega_i. (which, the rho_i being conditionally independent, is all of
+// omega and then all of rho); then every non-anchor alpha_j given rho and
+// the same omega_.j, which the rho side stored in target order and the
+// alpha side reads through Data's context-to-target positions. Against a
+// scan that redraws omega before each side it mixed as well per sweep and
+// cost 27-40% less CPU at D = 10 and 20. For token i with pairs r = 1..m and
 // covariates c_r (the other side's vectors, read row by row where they
 // are, never gathered):
 //
 //	psi_r = c_r . x,  b = sum_r kappa_r c_r      (one pass over the rows)
-//	omega_r ~ PG(n_r, psi_r)
-//	P = G^T G + I/s^2,  G_r = sqrt(omega_r) c_r   (Dsyrk on panels of rows)
-//	P = U^T U (Dpotrf);  x = U^-1 (U^-T b + z),  z ~ N(0, I)   (two Dtrsv)
+//	omega_r ~ PG(n_r, psi_r)                     (rho side only)
+//	P = G^T G + I/s^2,  G_r = sqrt(omega_r) c_r
+//	P = U^T U;  x = U^-1 (U^-T b + z),  z ~ N(0, I)   (two triangular solves)
 //
-// The dense steps go through a small backend: gonum by default (pure Go),
-// or OpenBLAS with the openblas build tag (Debian's libopenblas-dev; one
-// BLAS thread, one cgo call per token, parallel across tokens), which gives
-// the same update to rounding.
+// so x ~ N(P^-1 b, P^-1) (overrelaxed: GibbsConfig.Overrelax). The dense
+// steps go through a small backend, which gives the same update to
+// rounding: gonum by default (pure Go), or OpenBLAS with the openblas
+// build tag (Debian's libopenblas-dev; one BLAS thread, one cgo call per
+// token, parallel across tokens), both Dsyrk on panels of weighted rows
+// and Dpotrf. For D <= 64 (smallDim) the pure-Go backend instead forms P
+// from the covariates in place, weighted by omega, four pairs per pass
+// over its triangle, and factors it by an outer-product Cholesky written
+// for row-major storage (smalld.go): at these sizes gonum's calls, loads
+// and stores cost more than the arithmetic (OpenBLAS's do not).
 //
-// so x ~ N(P^-1 b, P^-1). GibbsConfig.Inner repeats the PG and Gaussian
-// steps per token and sweep. A token without pairs on a side is drawn from
-// the prior. Cost per sweep: about 2 (pairs) D^2 flops in Dsyrk, V D^3/3
-// in Dpotrf, and one PG draw per pair and side. Each worker owns its
-// scratch, sized for the largest token, so steady-state sweeps allocate
-// only a closure per task.
+// GibbsConfig.Inner = k > 1 makes k (omega_i., rho_i) steps per target and,
+// per free context, one alpha_j step with the stored omegas and k - 1
+// (omega_.j, alpha_j) steps, each side writing its last omegas back, so
+// the stored omegas still go with the state. A token without pairs on a
+// side is drawn from the prior. Cost per sweep: about 2 (pairs) D^2 flops
+// forming the precisions, V D^3/3 in the factorisations, and one PG draw
+// per pair (2k - 1 with Inner = k). Each worker owns its scratch, sized for
+// the largest token, so steady-state sweeps allocate only a closure per
+// task.
 //
 // # Parallelism and random streams
 //
@@ -164,12 +182,14 @@
 // # Memory
 //
 // Data stores every pair twice, by target (context id int32, n and kappa
-// float64) and by context (target id int32, own copies of n and kappa), so
-// both half-sweeps read contiguous memory: 40 bytes per unique pair, plus
-// 16 bytes per token for the offsets. Each chain holds one Params (2 V D
-// float64) and, with frame-change moves, about 15 D^2 float64 of scratch
-// plus the D^4 float64 preconditioner (D <= 32: at most 8 MB); each worker
-// one panel of weighted rows (64 KiB with gonum, 256 KiB with OpenBLAS)
-// plus 2 m_max + D^2 + 2D float64, m_max the largest number of pairs of a
-// token on either side.
+// float64) and by context (target id int32, own copies of n and kappa),
+// so both half-sweeps read contiguous memory, plus each by-context pair's
+// position among the by-target ones (int32): 44 bytes per unique pair,
+// plus 16 bytes per token for the offsets. Gibbs holds one Pólya-Gamma
+// draw per pair and chain (8 bytes per pair and chain) and each chain one
+// Params (2 V D float64) and, with frame-change moves, about 15 D^2
+// float64 of scratch plus the D^4 float64 preconditioner (D <= 32: at most
+// 8 MB); each worker 2 m_max + D^2 + 2D float64, m_max the largest number
+// of pairs of a token on either side, and one panel of weighted rows
+// (64 KiB with gonum above D = 64, 256 KiB with OpenBLAS).
 package posterior

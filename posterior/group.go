@@ -3,7 +3,6 @@ package posterior
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -41,11 +40,11 @@ const groupAcceptTarget = 0.3
 // The target is the Pólya-Gamma augmented posterior p(rho, alpha | omega),
 // in which a pair contributes kappa psi - omega psi^2 / 2 to the log
 // density, psi its logit: the sweep ends with a draw of (rho, alpha, omega)
-// from the augmented joint (the rho side draws omega for every pair with
-// the current rho and alpha, and the alpha side, which skips the anchors,
-// never touches an anchor pair's omega), so moves that keep p(rho, alpha |
-// omega) invariant keep the joint, and so the posterior, invariant. The
-// omegas of the anchors' pairs, as the rho side left them, are in omega.
+// from the augmented joint (every step of the sweep draws, or leaves
+// invariant, a conditional of p(rho, alpha, omega): see sampler.sweep), so
+// moves that keep p(rho, alpha | omega) invariant keep the joint, and so
+// the posterior, invariant. The anchors' pairs' omegas, which the alpha
+// side (skipping the anchors) never touches, are the rho side's draws.
 // Unlike the log-sigmoids of the posterior itself, the augmented terms of
 // anchor a sum to k_a . w - w^T M_a w / 2 with w = C alpha_a, k_a = sum_i
 // kappa_ia rho_i and M_a = sum_i omega_ia rho_i^T rho_i, formed once per
@@ -79,12 +78,11 @@ type groupMover struct {
 	w, row    []float64
 	current   float64 // logTarget at (c, cInv)
 
-	// omega holds the Pólya-Gamma draws of the anchors' pairs, anchor by
-	// anchor in the order of ContextPairs: anchor l's are
-	// omega[base[l]:base[l+1]]. The sampler fills it on the rho side of
-	// every sweep (see anchorPairs).
+	// omega holds the chain's Pólya-Gamma draw of every pair in the order
+	// of the by-target arrays (the sampler's buffer, filled by each
+	// sweep); the anchors' are read through Data's context-to-target
+	// positions.
 	omega []float64
-	base  []int
 	// k and mA are the per-anchor statistics of the run's start, k_a
 	// (D) and the upper triangle of M_a (D x D), anchor after anchor;
 	// panel holds sqrt(omega_ia) rho_i for the pairs of one anchor.
@@ -105,12 +103,9 @@ type groupMover struct {
 func newGroupMover(d *Data, dim int, prec0 float64, anchors []int, anchor []bool) *groupMover {
 	nd := func() []float64 { return make([]float64, dim*dim) }
 	pcg := rand.NewPCG(0, 0)
-	base := make([]int, len(anchors)+1)
 	maxDeg := 0
-	for l, a := range anchors {
-		deg := d.degree(sideAlpha, a)
-		base[l+1] = base[l] + deg
-		maxDeg = max(maxDeg, deg)
+	for _, a := range anchors {
+		maxDeg = max(maxDeg, d.degree(sideAlpha, a))
 	}
 	return &groupMover{
 		d: d, dim: dim, prec0: prec0, anchors: anchors, anchor: anchor,
@@ -123,7 +118,6 @@ func newGroupMover(d *Data, dim int, prec0 float64, anchors []int, anchor []bool
 		w:     make([]float64, dim),
 		row:   make([]float64, dim),
 		z:     make([]float64, dim*dim),
-		base:  base,
 		k:     make([]float64, len(anchors)*dim),
 		mA:    make([]float64, len(anchors)*dim*dim),
 		panel: make([]float64, maxDeg*dim),
@@ -232,13 +226,13 @@ func (g *groupMover) anchorStats(p *Params) {
 	dim := g.dim
 	for l, a := range g.anchors {
 		tgt, _, kappa := g.d.ContextPairs(a)
-		omega := g.omega[g.base[l]:g.base[l+1]]
+		pos := g.d.contextPairPos(a)
 		k := g.k[l*dim : (l+1)*dim]
 		clear(k)
 		for r, i := range tgt {
 			rho := p.Target(int(i))
 			axpy(kappa[r], rho, k)
-			s := math.Sqrt(omega[r])
+			s := math.Sqrt(g.omega[pos[r]])
 			dst := g.panel[r*dim : (r+1)*dim]
 			for c, x := range rho {
 				dst[c] = s * x
@@ -464,61 +458,5 @@ func (g *groupMover) expPair(dst, inv, x []float64) {
 		g.mul(dst, g.exp.pow, g.exp.pow)
 		copy(g.exp.pow, inv)
 		g.mul(inv, g.exp.pow, g.exp.pow)
-	}
-}
-
-// anchorPairs finds the pairs whose context is an anchor in the order the
-// rho side meets them, target by target, and gives each its slot in the
-// order of groupMover.omega, anchor by anchor.
-type anchorPairs struct {
-	n    int     // number of pairs with an anchor context
-	off  []int   // V+1: target i's entries are pos[off[i]:off[i+1]] and slot[off[i]:off[i+1]]
-	pos  []int32 // the pair's position among TargetPairs(i)
-	slot []int32 // the pair's slot in groupMover.omega
-}
-
-// newAnchorPairs indexes the pairs of d whose context is one of anchors
-// (ascending, as the mover has them).
-func newAnchorPairs(d *Data, anchors []int) *anchorPairs {
-	ap := &anchorPairs{off: make([]int, d.v+1)}
-	for _, a := range anchors {
-		tgt, _, _ := d.ContextPairs(a)
-		for _, i := range tgt {
-			ap.off[i+1]++
-		}
-		ap.n += len(tgt)
-	}
-	for i := range d.v {
-		ap.off[i+1] += ap.off[i]
-	}
-	ap.pos = make([]int32, ap.n)
-	ap.slot = make([]int32, ap.n)
-	next := slices.Clone(ap.off[:d.v])
-	slot := 0
-	// Anchor by anchor, so each target's entries come in the order of its
-	// (ascending) contexts.
-	for _, a := range anchors {
-		tgt, _, _ := d.ContextPairs(a)
-		for _, i := range tgt {
-			ctx, _, _ := d.TargetPairs(int(i))
-			r, found := slices.BinarySearch(ctx, int32(a))
-			if !found {
-				panic("posterior: the by-target and by-context pair indexes disagree")
-			}
-			e := next[i]
-			next[i]++
-			ap.pos[e], ap.slot[e] = int32(r), int32(slot)
-			slot++
-		}
-	}
-	return ap
-}
-
-// gather copies the Pólya-Gamma draws of target i's pairs with an anchor
-// context from omega (ordered as TargetPairs(i)) to their slots in dst.
-func (ap *anchorPairs) gather(dst []float64, i int, omega []float64) {
-	lo, hi := ap.off[i], ap.off[i+1]
-	for e, r := range ap.pos[lo:hi] {
-		dst[ap.slot[lo+e]] = omega[r]
 	}
 }

@@ -130,18 +130,14 @@ func TestGroupShortcutMatchesBruteForce(t *testing.T) {
 			sd := 0.5 + r.Float64()
 			g := newGroupMover(d, dim, 1/(sd*sd), anchors, anchor)
 			// Any positive omegas will do for the identity; the mover
-			// gets those of the anchors' pairs in its slots.
+			// reads them in target order, as the sampler stores them.
 			omega := map[[2]int]float64{}
 			for i := range v {
 				ctx, _, _ := d.TargetPairs(i)
 				for _, j := range ctx {
-					omega[[2]int{i, int(j)}] = 0.05 + 2*r.Float64()
-				}
-			}
-			for _, a := range anchors {
-				tgt, _, _ := d.ContextPairs(a)
-				for _, i := range tgt {
-					g.omega = append(g.omega, omega[[2]int{int(i), a}])
+					w := 0.05 + 2*r.Float64()
+					omega[[2]int{i, int(j)}] = w
+					g.omega = append(g.omega, w)
 				}
 			}
 			x := make([]float64, dim*dim)
@@ -170,59 +166,86 @@ func TestGroupShortcutMatchesBruteForce(t *testing.T) {
 	}
 }
 
-// TestSweepKeepsAnchorOmegas: after a sweep on 2 threads with 2 inner
-// steps, the mover's buffer holds, for every pair with an anchor context,
-// the Pólya-Gamma draw of the last inner step of the rho side, found by
-// redoing each target's conditional draw alone from the state before the
-// sweep with the same random stream (which also gives the new rho_i bit
-// for bit) and looking the pair up by a linear search of the anchor's
-// pairs.
-func TestSweepKeepsAnchorOmegas(t *testing.T) {
+// TestSweepSharesOmegas checks the one-draw scan, on 2 threads with 1 and
+// 2 inner steps: redoing each target's conditional draw alone from the
+// state before the sweep with the same random stream gives the new rho_i
+// bit for bit; redoing each free context's draw alone from its old vector,
+// given the new rho and the omegas of the redone target draws (looked up
+// by a linear search of each target's contexts, not through Data's
+// positions), gives the new alpha_j bit for bit, so the alpha side read
+// exactly the omegas the rho side drew. The sweep's buffer, which the
+// frame-change moves read, must hold the rho side's draws for the
+// anchors' pairs and the last draws of whichever side drew last for the
+// others.
+func TestSweepSharesOmegas(t *testing.T) {
 	const v, dim, seed, chain, sw = 12, 3, 9, 1, 4
 	d, truth := simulate(t, v, dim, 3000, 13)
 	anchors := []int{2, 5, 11}
 	anchor := anchorMask(v, anchors)
-	cfg := GibbsConfig{Dim: dim, Threads: 2, Inner: 2, Seed: seed}.withDefaults()
-	s := newSampler(context.Background(), d, cfg, anchors)
-	defer s.close()
-	before := truth.Clone()
-	p := truth.Clone()
-	if err := s.sweep(chain, sw, p); err != nil {
-		t.Fatal(err)
-	}
-	g := newGroupMover(d, dim, s.prec0, anchors, anchor)
-	buf := s.anchorOmega[chain]
-	if len(buf) != g.base[len(anchors)] {
-		t.Fatalf("buffer of %d slots for %d anchor pairs", len(buf), g.base[len(anchors)])
-	}
-	ws := newWorkspace(dim, d.maxDegree(), false)
-	ws.relax = cfg.Overrelax
-	checked := 0
-	for i := range v {
-		ws.pcg.Seed(streamSeeds(seed, chain, sw, sideRho, i))
-		x := slices.Clone(before.Target(i))
-		ctx, n, kappa := d.TargetPairs(i)
-		if err := ws.draw(x, ctx, n, kappa, before.Alpha, s.prec0, cfg.Inner); err != nil {
+	for _, inner := range []int{1, 2} {
+		cfg := GibbsConfig{Dim: dim, Threads: 2, Inner: inner, Seed: seed, Chains: 2}.withDefaults()
+		s := newSampler(context.Background(), d, cfg, anchors)
+		before := truth.Clone()
+		p := truth.Clone()
+		if err := s.sweep(chain, sw, p); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(x, p.Target(i)) {
-			t.Fatalf("target %d: redone draw %v, sweep's %v", i, x, p.Target(i))
+		s.close()
+		buf := s.omega[chain]
+		if len(buf) != d.Pairs() {
+			t.Fatalf("inner %d: buffer of %d for %d pairs", inner, len(buf), d.Pairs())
 		}
-		for r, j := range ctx {
-			l := slices.Index(anchors, int(j))
-			if l < 0 {
-				continue
+		ws := newWorkspace(dim, d.maxDegree(), false)
+		ws.relax = cfg.Overrelax
+		rhoOmega := make([][]float64, v) // the redone rho side's draws, by target
+		for i := range v {
+			ws.pcg.Seed(streamSeeds(seed, chain, sw, sideRho, i))
+			x := slices.Clone(before.Target(i))
+			ctx, n, kappa := d.TargetPairs(i)
+			rhoOmega[i] = make([]float64, len(ctx))
+			if err := ws.draw(x, ctx, n, kappa, before.Alpha, s.prec0, rhoOmega[i], false, inner); err != nil {
+				t.Fatal(err)
 			}
-			tgt, _, _ := d.ContextPairs(int(j))
-			k := slices.Index(tgt, int32(i))
-			if got := buf[g.base[l]+k]; got != ws.omega[r] || !(got > 0) {
-				t.Errorf("pair (%d, %d): buffer %v, redone draw %v", i, j, got, ws.omega[r])
+			if !slices.Equal(x, p.Target(i)) {
+				t.Fatalf("inner %d, target %d: redone draw %v, sweep's %v", inner, i, x, p.Target(i))
 			}
-			checked++
 		}
-	}
-	if checked != len(buf) {
-		t.Errorf("checked %d of %d anchor pairs", checked, len(buf))
+		stored := 0
+		for j := range v {
+			tgt, n, kappa := d.ContextPairs(j)
+			given := make([]float64, len(tgt))
+			for r, i := range tgt {
+				ctx, _, _ := d.TargetPairs(int(i))
+				given[r] = rhoOmega[i][slices.Index(ctx, int32(j))]
+			}
+			last := slices.Clone(given)
+			if !anchor[j] {
+				ws.pcg.Seed(streamSeeds(seed, chain, sw, sideAlpha, j))
+				x := slices.Clone(before.Context(j))
+				if err := ws.draw(x, tgt, n, kappa, p.Rho, s.prec0, last, true, inner); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(x, p.Context(j)) {
+					t.Fatalf("inner %d, context %d: redone draw %v, sweep's %v", inner, j, x, p.Context(j))
+				}
+				if inner == 1 && !slices.Equal(last, given) {
+					t.Fatalf("inner 1, context %d: a single step changed the given omegas", j)
+				}
+			} else if !slices.Equal(p.Context(j), before.Context(j)) {
+				t.Fatalf("inner %d: anchor %d moved", inner, j)
+			}
+			for r, i := range tgt {
+				ctx, _, _ := d.TargetPairs(int(i))
+				q := d.tOff[i] + int64(slices.Index(ctx, int32(j)))
+				if buf[q] != last[r] || !(buf[q] > 0) {
+					t.Errorf("inner %d, pair (%d, %d): buffer %v, redone draw %v", inner, i, j, buf[q], last[r])
+				}
+				stored++
+			}
+		}
+		if stored != d.Pairs() {
+			t.Errorf("inner %d: checked %d of %d pairs", inner, stored, d.Pairs())
+		}
 	}
 }
 
@@ -647,7 +670,7 @@ func BenchmarkGroupMove(b *testing.B) {
 			}
 			g := newGroupMover(d, c.dim, 1, anchors, anchorMask(c.v, anchors))
 			// E omega = n/4 at logit 0; the values do not change the cost.
-			g.omega = make([]float64, g.base[len(anchors)])
+			g.omega = make([]float64, d.Pairs())
 			for k := range g.omega {
 				g.omega[k] = 0.25
 			}

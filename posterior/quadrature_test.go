@@ -170,15 +170,20 @@ func TestGibbsMatchesQuadrature(t *testing.T) {
 	for _, moves := range []int{NoGroupMoves, DefaultGroupMoves} {
 		for _, relax := range []float64{NoOverrelax, DefaultOverrelax} {
 			t.Run(fmt.Sprintf("group moves %d overrelax %g", max(moves, 0), relax), func(t *testing.T) {
-				gibbsVersusQuadrature(t, d, start, anchor, sd, margRho, margAlpha, moves, relax)
+				gibbsVersusQuadrature(t, d, start, anchor, sd, margRho, margAlpha, moves, relax, 1)
 			})
 		}
 	}
+	// Inner > 1: the alpha side's later steps redraw the stored omegas and
+	// write them back before the moves read them.
+	t.Run("inner 3", func(t *testing.T) {
+		gibbsVersusQuadrature(t, d, start, anchor, sd, margRho, margAlpha, DefaultGroupMoves, DefaultOverrelax, 3)
+	})
 }
 
 // gibbsVersusQuadrature runs the sampler on TestGibbsMatchesQuadrature's
 // problem and compares the draws with the exact marginals.
-func gibbsVersusQuadrature(t *testing.T, d *Data, start *Params, anchor, sd float64, margRho [2]marginal, margAlpha marginal, moves int, relax float64) {
+func gibbsVersusQuadrature(t *testing.T, d *Data, start *Params, anchor, sd float64, margRho [2]marginal, margAlpha marginal, moves int, relax float64, inner int) {
 	const chains = 4
 	col := newCollector(chains,
 		func(p *Params) float64 { return p.Rho[0] },
@@ -188,7 +193,7 @@ func gibbsVersusQuadrature(t *testing.T, d *Data, start *Params, anchor, sd floa
 	)
 	res, err := Gibbs(context.Background(), d, start, GibbsConfig{
 		Chains: chains, Warmup: 200, Draws: 6000, PriorSD: sd, Seed: 2024, Anchors: AnchorRule{Kind: AnchorLast}, Jitter: 0.5,
-		GroupMoves: moves, Overrelax: relax,
+		GroupMoves: moves, Overrelax: relax, Inner: inner,
 	}, col)
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +303,7 @@ func conditionalVersusQuadrature(t *testing.T, others, npos, nneg []float64, pri
 		x := []float64{float64(c) - 1.5, 1 - float64(c)*0.5}
 		for it := range draws + 100 {
 			ws.pcg.Seed(streamSeeds(77, c, it, sideRho, 0))
-			if err := ws.draw(x, idx, n, kappa, others, 1/(priorSD*priorSD), inner); err != nil {
+			if err := ws.draw(x, idx, n, kappa, others, 1/(priorSD*priorSD), ws.omega[:len(idx)], false, inner); err != nil {
 				t.Fatal(err)
 			}
 			if it >= 100 {

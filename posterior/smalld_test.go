@@ -144,6 +144,10 @@ func BenchmarkFactor(b *testing.B) {
 			r := rand.New(rand.NewPCG(25, 26))
 			idx, omega, other := smallCase(r, dim, m)
 			w := newWorkspaceWith(gonumDense, dim, m, false)
+			// The workspace has no panel up to smallDim; the gonum path
+			// needs one.
+			w.rows = min(m, gonumPanelRows(dim))
+			w.panel = make([]float64, w.rows*dim)
 			b.Run(fmt.Sprintf("small/D=%d/m=%d", dim, m), func(b *testing.B) {
 				cpu := cpuTime()
 				for range b.N {
