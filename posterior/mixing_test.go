@@ -31,7 +31,8 @@ import (
 // appends the Markdown rows to FILE as they are made;
 // PWE_MIXING_CASES=sub1,sub2 keeps the cases whose name contains one of the
 // substrings; PWE_MIXING_DRAWS and PWE_MIXING_WARMUP change the 1000
-// draws and 500 warmup sweeps per chain; PWE_MIXING_COUNTS=counts.parquet
+// draws and 500 warmup sweeps per chain, PWE_MIXING_SEED the sampler's
+// seed 5; PWE_MIXING_COUNTS=counts.parquet
 // with PWE_MIXING_DIM=D adds a case on real counts (vocabulary size from
 // the largest id).
 
@@ -61,6 +62,7 @@ func TestMixing(t *testing.T) {
 		t.Skip("set PWE_MIXING=1 to run the mixing experiment (about half an hour)")
 	}
 	draws, warmup := envInt(t, "PWE_MIXING_DRAWS", 1000), envInt(t, "PWE_MIXING_WARMUP", 500)
+	seed := uint64(envInt(t, "PWE_MIXING_SEED", 5))
 	var cases []mixingCase
 	for _, law := range []string{"zipf", "uniform"} {
 		for _, c := range []struct{ v, dim, n int }{{50, 2, 50_000}, {50, 5, 50_000}, {200, 10, 100_000}} {
@@ -129,7 +131,7 @@ func TestMixing(t *testing.T) {
 		}
 		t.Logf("%s: %d pairs, MAP in %d iterations, %.1fs", mc.name, d.Pairs(), res.Iterations, res.Seconds)
 		for _, cfg := range configs {
-			row, err := mixingRun(d, start, mc, cfg, draws, warmup)
+			row, err := mixingRun(d, start, mc, cfg, draws, warmup, seed)
 			if err != nil {
 				t.Errorf("%s %v: %v", mc.name, cfg, err)
 				continue
@@ -207,7 +209,7 @@ func simulateMixing(t testing.TB, v, dim, n int, zipf bool, seed uint64) *Data {
 }
 
 // mixingRun samples with one configuration and returns its table row.
-func mixingRun(d *Data, start *Params, mc mixingCase, cfg mixingConfig, draws, warmup int) (string, error) {
+func mixingRun(d *Data, start *Params, mc mixingCase, cfg mixingConfig, draws, warmup int, seed uint64) (string, error) {
 	const chains = 4
 	anchors, err := ChooseAnchors(d, start, AnchorRule{Kind: cfg.anchors})
 	if err != nil {
@@ -266,7 +268,7 @@ func mixingRun(d *Data, start *Params, mc mixingCase, cfg mixingConfig, draws, w
 	cpu0 := cpuSeconds()
 	began := time.Now()
 	_, err = Gibbs(context.Background(), d, start, GibbsConfig{
-		Chains: chains, Warmup: warmup, Draws: draws, Inner: cfg.inner, Threads: 2, Seed: 5,
+		Chains: chains, Warmup: warmup, Draws: draws, Inner: cfg.inner, Threads: 2, Seed: seed,
 		Anchors: AnchorRule{Kind: AnchorIDs, IDs: anchors}, GroupMoves: cfg.moves, Overrelax: cfg.relax,
 	}, sink)
 	if err != nil {
