@@ -171,7 +171,7 @@ func (c GibbsConfig) withDefaults() GibbsConfig {
 
 // DefaultOverrelax is GibbsConfig.Overrelax when it is zero; see
 // BENCHMARKS.md for the measurements behind it.
-const DefaultOverrelax = -0.9
+const DefaultOverrelax = -0.95
 
 // NoOverrelax as GibbsConfig.Overrelax makes plain Gibbs draws. A
 // coefficient of 1 would never move, so it serves as the off switch.
