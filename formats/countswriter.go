@@ -439,19 +439,7 @@ func (e *countsColumnEncoder) floatPage(c *countsChunk, col []float64) error {
 		enc = format.Plain
 		c.fallback = true
 	}
-	lo, hi, nan := c.minF, c.maxF, false
-	for _, x := range col {
-		if x < lo {
-			lo = x
-		}
-		if x > hi {
-			hi = x
-		}
-		if x != x {
-			nan = true
-		}
-	}
-	c.minF, c.maxF, c.nan = lo, hi, c.nan || nan
+	c.minF, c.maxF, c.nan = foldRange(col, c.minF, c.maxF, c.nan)
 	return e.dataPage(c, len(col), enc)
 }
 
@@ -463,7 +451,9 @@ func (e *countsColumnEncoder) endChunk() error {
 		return nil
 	}
 	if c.dict.len() > 0 {
-		c.minF, c.maxF, c.nan = c.dict.stats(c.minF, c.maxF, c.nan)
+		// The values of the chunk's dictionary-encoded pages are exactly
+		// the dictionary's, so those pages need no scan of their own.
+		c.minF, c.maxF, c.nan = foldRange(c.dict.values, c.minF, c.maxF, c.nan)
 		e.raw = appendPlainDoubles(e.raw[:0], c.dict.values)
 		body := e.compress(c.codec)
 		h := format.PageHeader{
@@ -725,11 +715,9 @@ func (d *countsDict) index(v float64) (int32, bool) {
 	return j, true
 }
 
-// stats folds the dictionary's values into the range (lo, hi) and the NaN
-// flag: the values of the chunk's dictionary-encoded pages are exactly the
-// dictionary's, so their pages need no scan of their own.
-func (d *countsDict) stats(lo, hi float64, nan bool) (float64, float64, bool) {
-	for _, x := range d.values {
+// foldRange folds values into the range (lo, hi) and the NaN flag.
+func foldRange(values []float64, lo, hi float64, nan bool) (float64, float64, bool) {
+	for _, x := range values {
 		if x < lo {
 			lo = x
 		}
