@@ -23,9 +23,10 @@
 // The likelihood sees only dot products, so (rho A, alpha A^-T) fits as
 // well as (rho, alpha) for any invertible A. MAP optimises all 2VD
 // coordinates (the prior pins the scale); AnchorState then runs one
-// unanchored chain from the MAP (AnchorAtDraw, the default) and
-// ChooseAnchors picks, at its last state, D tokens whose context vectors
-// are fixed there (at the MAP itself with AnchorAtMAP). Any invertible
+// unanchored chain from the MAP and ChooseAnchors picks D tokens whose
+// context vectors are fixed: at the chain's last state (AnchorAtDraw), at
+// the MAP (AnchorAtMAP), or at the MAP unless it is degenerate
+// (AnchorAuto, the default, as the draw mixes more slowly). Any invertible
 // anchor block identifies the model, but the prior is only O(D)-invariant,
 // so the anchored posterior is right only when the block's scale is
 // typical of the posterior; with weak data the MAP is the origin and

@@ -31,7 +31,7 @@ import (
 // PWE_EXPERIMENT_DATASETS, _DIMS, _N (comma-separated, 1e4 accepted),
 // _LAWS, _CHAINS, _WARMUP and _DRAWS shrink or grow the grid;
 // PWE_EXPERIMENT_ANCHOR_VALUES lists where the anchors are fixed (draw,
-// map, auto; default draw, AnchorState's default), each fitted to the same
+// map, auto; default auto, AnchorState's default), each fitted to the same
 // data sets and MAPs;
 // PWE_EXPERIMENT_OUT=FILE appends the Markdown rows to FILE as they are
 // made.
@@ -71,7 +71,7 @@ func TestExperiment(t *testing.T) {
 		laws = append(laws, l)
 	}
 	var values []AnchorValues
-	for _, s := range strings.Split(envString("PWE_EXPERIMENT_ANCHOR_VALUES", "draw"), ",") {
+	for _, s := range strings.Split(envString("PWE_EXPERIMENT_ANCHOR_VALUES", "auto"), ",") {
 		v, err := ParseAnchorValues(s)
 		if err != nil {
 			t.Fatal(err)

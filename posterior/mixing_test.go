@@ -120,7 +120,7 @@ func TestMixing(t *testing.T) {
 			}
 		}
 	}
-	out(fmt.Sprintf("\n4 chains x %d draws after %d warmup sweeps, started at the MAP (jitter 0.1), threads 2.\n", draws, warmup))
+	out(fmt.Sprintf("\n4 chains x %d draws after %d warmup sweeps, anchors and start by AnchorState's defaults (the MAP unless it is degenerate; jitter 0.1), threads 2.\n", draws, warmup))
 	out("| case | anchors | moves/sweep | inner | overrelax | raw R-hat max | raw > 1.01 | logit R-hat max | logit > 1.01 | cos R-hat max | cos > 1.01 | raw ESS/CPU-s | logit ESS/CPU-s | cos ESS/CPU-s | accept | CPU s | wall s |")
 	out("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, mc := range cases {
@@ -209,12 +209,15 @@ func simulateMixing(t testing.TB, v, dim, n int, zipf bool, seed uint64) *Data {
 }
 
 // mixingRun samples with one configuration and returns its table row.
-func mixingRun(d *Data, start *Params, mc mixingCase, cfg mixingConfig, draws, warmup int, seed uint64) (string, error) {
+// The anchors and the chains' start come from AnchorState with its
+// defaults, as in pwe fit.
+func mixingRun(d *Data, m *Params, mc mixingCase, cfg mixingConfig, draws, warmup int, seed uint64) (string, error) {
 	const chains = 4
-	anchors, err := ChooseAnchors(d, start, AnchorRule{Kind: cfg.anchors})
+	as, err := AnchorState(context.Background(), d, m, AnchorStateConfig{Rule: AnchorRule{Kind: cfg.anchors}, Threads: 2, Seed: seed})
 	if err != nil {
 		return "", err
 	}
+	start, anchors := as.State, as.Anchors
 	anchor := anchorMask(mc.v, anchors)
 	dim := mc.dim
 	r := rand.New(rand.NewPCG(9, 9))

@@ -160,7 +160,7 @@ func (c FitConfig) WithDefaults() FitConfig {
 	if c.AnchorValues == "" {
 		c.AnchorValues = posterior.AnchorAtMAP.String()
 		if c.Method == "gibbs" {
-			c.AnchorValues = posterior.AnchorAtDraw.String()
+			c.AnchorValues = posterior.AnchorAuto.String()
 		}
 	}
 	switch {

@@ -20,9 +20,9 @@ func init() {
 		name: "fit",
 		args: "--counts counts.parquet --vocab vocab.parquet -o DIR",
 		summary: `Sample the identified posterior of the embeddings.
-Finds the MAP, fixes the context vectors of D anchor tokens at their values
-in a draw of the unanchored posterior started there (--anchor-values), and
-runs parallel Pólya-Gamma Gibbs chains. Writes map.parquet,
+Finds the MAP, fixes the context vectors of D anchor tokens at their MAP
+values (or, when the MAP has shrunk towards the origin, at a draw of the
+unanchored posterior started there: --anchor-values), and runs parallel Pólya-Gamma Gibbs chains. Writes map.parquet,
 draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 		example: `  pwe fit --counts counts.parquet --vocab vocab.parquet --dim 20 -o fit/ --chains 4 --draws 500 --seed 1
   (after Ctrl-C, the same command with --resume continues; the draws are those of an uninterrupted run)
@@ -38,7 +38,7 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			fs.StringVar(&cfg.Laplace, "laplace", "auto", "factorisation for --method laplace: dense (all correlations; at most 10000 free coordinates (2V-D)D), per-token (each vector given the others at the MAP), or `auto` (dense up to 4000)")
 			fs.IntVar(&cfg.Dim, "dim", 20, "embedding dimension `D`")
 			fs.StringVar(&cfg.Anchors, "anchors", "", "anchor `rule`: volume (the default: greedy maximum volume of count-weighted context vectors, at the MAP or the draw of --anchor-values), first, last, or comma-separated tokens")
-			fs.StringVar(&cfg.AnchorValues, "anchor-values", "", "where the anchors' context `values` are fixed: draw (the default for --method gibbs: the last state of an unanchored chain from the MAP, of the posterior's scale even when the MAP is the origin), map, or auto (draw when the MAP's mean squared context coordinate is under half the draw's, else map); methods map and laplace use the MAP")
+			fs.StringVar(&cfg.AnchorValues, "anchor-values", "", "where the anchors' context `values` are fixed: auto (the default for --method gibbs: draw when the MAP's mean squared context coordinate is under half the draw's, else map), draw (the last state of an unanchored chain from the MAP, of the posterior's scale even when the MAP is the origin, but slower mixing), or map; methods map and laplace use the MAP")
 			fs.IntVar(&cfg.AnchorSweeps, "anchor-sweeps", posterior.DefaultAnchorSweeps, "`sweeps` of the unanchored chain that draws the anchor values")
 			fs.IntVar(&cfg.Chains, "chains", 4, "independent `chains`, run in parallel")
 			fs.IntVar(&warmup, "warmup", 500, "warmup `sweeps` discarded per chain")
