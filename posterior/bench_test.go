@@ -163,3 +163,33 @@ func BenchmarkBareDense(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDrawLogLik compares the log-likelihood of a kept draw
+// (drawLogLik, one product per token) with targetLogLik (one log1p per
+// pair) at the shape of the V = 200, D = 10 mixing case.
+func BenchmarkDrawLogLik(b *testing.B) {
+	const v, dim = 200, 10
+	d := simulateMixing(b, v, dim, 100_000, true, 42)
+	p := NewParams(v, dim)
+	r := rand.New(rand.NewPCG(1, 1))
+	for k := range p.Rho {
+		p.Rho[k], p.Alpha[k] = 0.5*r.NormFloat64(), 0.5*r.NormFloat64()
+	}
+	for _, f := range []struct {
+		name string
+		ll   func(i int) float64
+	}{
+		{"drawLogLik", func(i int) float64 { return drawLogLik(d, p, i) }},
+		{"targetLogLik", func(i int) float64 { return targetLogLik(d, p, i, nil) }},
+	} {
+		b.Run(f.name, func(b *testing.B) {
+			var s float64
+			for range b.N {
+				for i := range v {
+					s += f.ll(i)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*d.Pairs()), "ns/pair")
+		})
+	}
+}

@@ -92,6 +92,45 @@ func contextGrad(d *Data, p *Params, j int, grad []float64) {
 	}
 }
 
+// productTerms is the largest count whose log1p term drawLogLik folds
+// into its running product by repeated multiplication; larger counts
+// take math.Log1p. Each factor 1 + exp(-|x|) is at most 2, so the product
+// gains at most 2^productTerms per pair before it is flushed.
+const productTerms = 4
+
+// drawLogLik returns targetLogLik(d, p, i, nil) to within rounding, about
+// twice as fast: with log sig(x) = min(x, 0) - log1p(exp(-|x|)), the sum
+// of n log1p(exp(-|x|)) over pairs with small n is the log of a product
+// of factors 1 + exp(-|x|), which costs one multiplication per factor and
+// one logarithm per token instead of one log1p per pair. Rounding each
+// factor to a double errs by at most 2^-53 in its logarithm, so the
+// total errs by at most the pairs' counts times 1.1e-16.
+func drawLogLik(d *Data, p *Params, i int) float64 {
+	const flush = 0x1p900
+	ctx, n, kappa := d.TargetPairs(i)
+	rho := p.Target(i)
+	var lin, logs float64
+	prod := 1.0
+	for k, j := range ctx {
+		x, nk := dot(rho, p.Context(int(j))), n[k]
+		lin += nk*min(x, 0) - (nk/2-kappa[k])*x
+		u := math.Exp(-math.Abs(x))
+		if nk > productTerms || nk != math.Trunc(nk) {
+			logs += nk * math.Log1p(u)
+			continue
+		}
+		f := 1 + u
+		for c := nk; c > 0; c-- {
+			prod *= f
+		}
+		if prod > flush {
+			logs += math.Log(prod)
+			prod = 1
+		}
+	}
+	return lin - logs - math.Log(prod)
+}
+
 func axpy(a float64, x, y []float64) {
 	y = y[:len(x)]
 	for k, v := range x {
@@ -130,7 +169,7 @@ func newEvaluator(d *Data, dim, threads int) *evaluator {
 func (e *evaluator) logLik(pl *pool, p *Params) float64 {
 	pl.forEach(e.targets, func(_ *workspace, c chunk) {
 		for i := c.lo; i < c.hi; i++ {
-			e.partial[i] = targetLogLik(e.d, p, i, nil)
+			e.partial[i] = drawLogLik(e.d, p, i)
 		}
 	})
 	var s float64

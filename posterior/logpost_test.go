@@ -4,7 +4,10 @@ import (
 	"context"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/pwe-project/pwe/formats"
 )
 
 // naiveLogLik evaluates the likelihood term by term with big.Float
@@ -91,6 +94,59 @@ func TestEvaluatorIndependentOfThreads(t *testing.T) {
 			if math.Float64bits(got[k]) != math.Float64bits(ref[k]) {
 				t.Fatalf("threads %d: value %d is %v, with 1 thread %v", threads, k, got[k], ref[k])
 			}
+		}
+	}
+}
+
+// TestDrawLogLik compares drawLogLik with the sum of naiveLogSigmoid terms
+// on pairs whose counts cover the product path (1 to 4, whole), the log1p
+// path (larger and fractional counts) and logits from 0 to far past where
+// 1 + exp(-|x|) rounds to 1. The tolerance is drawLogLik's stated bound
+// (2^-53 per factor) plus the rounding of summing the terms in either
+// order.
+func TestDrawLogLik(t *testing.T) {
+	const v, dim = 40, 3
+	r := rand.New(rand.NewPCG(4, 4))
+	var rows []formats.CountRow
+	for i := range v {
+		for j := range v {
+			if r.IntN(3) == 0 {
+				continue
+			}
+			pos, neg := float64(r.IntN(4)), float64(r.IntN(3))
+			switch r.IntN(5) {
+			case 0:
+				pos += float64(r.IntN(500)) // the log1p path
+			case 1:
+				neg += r.Float64() // expected negatives: fractional counts
+			}
+			if pos+neg == 0 {
+				pos = 1
+			}
+			rows = append(rows, formats.CountRow{TargetID: int32(i), ContextID: int32(j), NPos: pos, NNeg: neg})
+		}
+	}
+	d := buildData(t, v, rows)
+	p := NewParams(v, dim)
+	for k := range p.Rho {
+		// Scales from 0.01 to 100 give logits from about 0 to 1e4.
+		p.Rho[k] = r.NormFloat64() * math.Pow(10, float64(r.IntN(5)-2))
+		p.Alpha[k] = r.NormFloat64()
+	}
+	for i := range v {
+		ctx, n, kappa := d.TargetPairs(i)
+		var want, mass, scale float64
+		for k, j := range ctx {
+			x := dot(p.Target(i), p.Context(int(j)))
+			pos := kappa[k] + n[k]/2
+			term := pos*naiveLogSigmoid(x) + (n[k]-pos)*naiveLogSigmoid(-x)
+			want += term
+			mass += n[k]
+			scale += math.Abs(term) + n[k]*math.Abs(x)
+		}
+		tol := 0x1p-53 * (mass + 4*scale)
+		if got := drawLogLik(d, p, i); math.Abs(got-want) > tol {
+			t.Errorf("token %d: drawLogLik = %.17g, want %.17g (tolerance %.3g)", i, got, want, tol)
 		}
 	}
 }
