@@ -44,12 +44,13 @@ type FitConfig struct {
 	// values AnchorValues says) to identify the posterior: a rule ("last", "first", ...) or
 	// comma-separated tokens. Empty means the engine's default rule.
 	Anchors string `json:"anchors" yaml:"anchors"`
-	// AnchorValues is where the anchors' context vectors are fixed: "draw"
-	// (default for method gibbs: the last state of an unanchored chain of
-	// AnchorSweeps sweeps from the MAP, whose scale is the posterior's
-	// even when the data are too weak to move the MAP from the origin),
-	// "map", or "auto" (draw when the MAP is degenerate, else map; see
-	// posterior.AnchorValues). Methods map and laplace anchor at the MAP.
+	// AnchorValues is where the anchors' context vectors are fixed: "auto"
+	// (default for method gibbs: draw when the MAP is degenerate, else
+	// map; see posterior.AnchorValues), "draw" (the last state of an
+	// unanchored chain of AnchorSweeps sweeps from the MAP, whose scale is
+	// the posterior's even when the data are too weak to move the MAP from
+	// the origin, but which mixes more slowly) or "map". Methods map and
+	// laplace anchor at the MAP.
 	AnchorValues string `json:"anchor_values" yaml:"anchor_values"`
 	// AnchorSweeps is the length of that chain (default
 	// posterior.DefaultAnchorSweeps; unused for "map").
