@@ -12,22 +12,36 @@ import "math"
 // as large as a level-1 cache.
 const smallDim = 64
 
-// smallPrecision sets the upper triangle of prec (row-major, stride dim)
-// to sum_r omega_r c_r c_r^T + shift I, c_r = other[idx[r]], reading the
-// covariates in place, weighted by omega rather than its square root.
-// Four pairs share each pass over two rows of the triangle, so each load
-// and store of prec serves four multiply-adds and each covariate load
-// eight.
-func smallPrecision(dim int, idx []int32, omega, other []float64, shift float64, prec []float64) {
+// smallPrecisionGo sets the upper triangle of prec (row-major, stride
+// dim) to sum_r omega_r c_r c_r^T + shift I, c_r = other[idx[r]], reading
+// the covariates in place, weighted by omega rather than its square root.
+// It is smallPrecision on CPUs and builds without the assembly kernel.
+func smallPrecisionGo(dim int, idx []int32, omega, other []float64, shift float64, prec []float64) {
 	m := len(idx)
 	omega = omega[:m]
+	initPrecision(dim, shift, prec)
+	q := m &^ 3
+	addQuads(dim, idx[:q], omega[:q], other, prec)
+	addPairs(dim, idx[q:], omega[q:], other, prec)
+}
+
+// initPrecision sets the upper triangle of prec to shift I.
+func initPrecision(dim int, shift float64, prec []float64) {
 	for i := range dim {
 		row := prec[i*dim+i : (i+1)*dim]
 		clear(row)
 		row[0] = shift
 	}
-	r := 0
-	for ; r+4 <= m; r += 4 {
+}
+
+// addQuads adds omega_r c_r c_r^T to the upper triangle of prec for a
+// multiple of four pairs. Four pairs share each pass over two rows of the
+// triangle, so each load and store of prec serves four multiply-adds and
+// each covariate load eight.
+func addQuads(dim int, idx []int32, omega, other, prec []float64) {
+	m := len(idx)
+	omega = omega[:m]
+	for r := 0; r+4 <= m; r += 4 {
 		c0 := covariate(other, idx[r], dim)
 		c1 := covariate(other, idx[r+1], dim)
 		c2 := covariate(other, idx[r+2], dim)
@@ -53,8 +67,14 @@ func smallPrecision(dim int, idx []int32, omega, other []float64, shift float64,
 			prec[i*dim+i] += w0*c0[i]*c0[i] + w1*c1[i]*c1[i] + w2*c2[i]*c2[i] + w3*c3[i]*c3[i]
 		}
 	}
-	for ; r < m; r++ {
-		c := covariate(other, idx[r], dim)
+}
+
+// addPairs adds omega_r c_r c_r^T to the upper triangle of prec one pair
+// at a time: the at most three pairs left over by addQuads.
+func addPairs(dim int, idx []int32, omega, other, prec []float64) {
+	omega = omega[:len(idx)]
+	for r, j := range idx {
+		c := covariate(other, j, dim)
 		w := omega[r]
 		for i := range dim {
 			a := w * c[i]

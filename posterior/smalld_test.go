@@ -36,8 +36,10 @@ func smallCase(r *rand.Rand, dim, m int) (idx []int32, omega, other []float64) {
 // dimension up to smallDim and pair counts around the four-pair unroll:
 // each entry within 2 gamma(m+3) of the sum of the absolute values of its
 // terms (both sums are within gamma(m+2) of the exact one), and the
-// strict lower triangle untouched.
+// strict lower triangle untouched. On a CPU with AVX2 and FMA this is the
+// assembly kernel.
 func TestSmallPrecision(t *testing.T) {
+	t.Logf("AVX2+FMA kernel: %v", hasFMA)
 	r := rand.New(rand.NewPCG(21, 22))
 	const shift = 0.7
 	for dim := 1; dim <= smallDim; dim++ {
@@ -72,6 +74,139 @@ func TestSmallPrecision(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// exactPrecision returns entry (i, j) of shift I + sum_r omega_r c_r c_r^T
+// summed in double-double arithmetic (products split exactly by fused
+// multiply-adds, sums by Knuth's TwoSum), so within a few m u^2 of the
+// exact value relative to abs, the sum of the absolute values of the
+// terms, which it also returns.
+func exactPrecision(dim, i, j int, idx []int32, omega, other []float64, shift float64) (sum, abs float64) {
+	var hi, lo float64
+	add := func(x float64) {
+		s := hi + x
+		v := s - hi
+		lo += (hi - (s - v)) + (x - v)
+		hi = s
+	}
+	if i == j {
+		add(shift)
+		abs = shift
+	}
+	for q, jq := range idx {
+		c := other[int(jq)*dim : (int(jq)+1)*dim]
+		h1 := omega[q] * c[i]
+		l1 := math.FMA(omega[q], c[i], -h1)
+		h2 := h1 * c[j]
+		l2 := math.FMA(h1, c[j], -h2)
+		add(h2)
+		lo += l2 + l1*c[j]
+		abs += math.Abs(h2)
+	}
+	return hi + lo, abs
+}
+
+// TestSmallPrecisionKernels runs the Go code and the AVX2+FMA assembly on
+// the same inputs, every dimension up to smallDim and pair counts around
+// the four-pair groups, and checks each entry of both within
+// gamma(m+3) abs of the double-double sum. Both are recursive sums of the
+// m+1 terms with one more rounding per product (the Go code's products
+// and the kernel's w_r c_r[i]), so within gamma(m+2) of the sum of the
+// absolute values of the terms; the extra unit absorbs the reference's own
+// error and that of the computed abs. Neither may write the strict lower
+// triangle or past dim*dim.
+func TestSmallPrecisionKernels(t *testing.T) {
+	kernels := []struct {
+		name string
+		f    func(dim int, idx []int32, omega, other []float64, shift float64, prec []float64)
+	}{{"go", smallPrecisionGo}, {"fma", smallPrecision}}
+	r := rand.New(rand.NewPCG(27, 28))
+	const shift = 0.3
+	for _, k := range kernels {
+		t.Run(k.name, func(t *testing.T) {
+			if k.name == "fma" && !hasFMA {
+				t.Skip("the CPU lacks AVX2 or FMA, or the build has no assembly")
+			}
+			for dim := 1; dim <= smallDim; dim++ {
+				for _, m := range []int{0, 1, 3, 4, 5, 17, 100} {
+					idx, omega, other := smallCase(r, dim, m)
+					// The covariate pool ends at the last row named.
+					used := int32(0)
+					for _, j := range idx {
+						used = max(used, j)
+					}
+					other = other[:(used+1)*int32(dim)]
+					buf := make([]float64, dim*dim+8)
+					for q := range buf {
+						buf[q] = math.NaN()
+					}
+					k.f(dim, idx, omega, other, shift, buf[:dim*dim])
+					for q := dim * dim; q < len(buf); q++ {
+						if !math.IsNaN(buf[q]) {
+							t.Fatalf("D=%d m=%d: wrote %v past the matrix", dim, m, buf[q])
+						}
+					}
+					for i := range dim {
+						for j := range dim {
+							got := buf[i*dim+j]
+							if j < i {
+								if !math.IsNaN(got) {
+									t.Fatalf("D=%d m=%d: lower entry [%d,%d] set to %v", dim, m, i, j, got)
+								}
+								continue
+							}
+							want, abs := exactPrecision(dim, i, j, idx, omega, other, shift)
+							if d := math.Abs(got - want); !(d <= gamma(m+3)*abs) {
+								t.Fatalf("D=%d m=%d: [%d,%d] = %v, exact %v (difference %g, bound %g)",
+									dim, m, i, j, got, want, d, gamma(m+3)*abs)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSmallPrecisionBounds checks that a pair naming a covariate row past
+// the end of other, or a negative one, panics rather than being read (the
+// assembly checks each group of four itself), in a group of four or among
+// the pairs left over, and that the last row is accepted.
+func TestSmallPrecisionBounds(t *testing.T) {
+	const dim = 3
+	other := make([]float64, 5*dim)
+	prec := make([]float64, dim*dim)
+	omega := []float64{1, 1, 1, 1, 1, 1, 1, 1}
+	kernels := map[string]func(int, []int32, []float64, []float64, float64, []float64){
+		"go": smallPrecisionGo, "dispatch": smallPrecision,
+	}
+	for _, c := range []struct {
+		idx   []int32
+		rows  int // of other, at most 5
+		panic bool
+	}{
+		{[]int32{5, 0, 1, 2}, 5, true},
+		{[]int32{0, -2, 1, 2}, 5, true},
+		{[]int32{0, 1, 5, 2}, 5, true},
+		{[]int32{0, 0, 0, 0, 1, 1, 1, 9}, 5, true},
+		{[]int32{0, 1, 2, -1}, 5, true},
+		{[]int32{0, 1, 2, 3, 5}, 5, true},
+		{[]int32{-1}, 5, true},
+		{[]int32{0, 0, 0, 0}, 0, true},
+		{[]int32{4, 4, 4, 4, 4}, 5, false},
+		{[]int32{0, 0, 0, 0}, 1, false},
+	} {
+		for name, f := range kernels {
+			func() {
+				defer func() {
+					if p := recover(); (p != nil) != c.panic {
+						t.Errorf("%s: idx %v over %d rows: panic %v", name, c.idx, c.rows, p)
+					}
+				}()
+				f(dim, c.idx, omega[:len(c.idx)], other[:c.rows*dim:c.rows*dim], 0, prec)
+			}()
 		}
 	}
 }
@@ -167,6 +302,35 @@ func BenchmarkFactor(b *testing.B) {
 					}
 				}
 				reportCPU(b, cpu)
+			})
+		}
+	}
+}
+
+// BenchmarkSmallPrecision compares the Go code and the AVX2+FMA kernel
+// forming one conditional's precision from 100 pairs; cpu-ns/pair is the
+// process CPU time per pair.
+func BenchmarkSmallPrecision(b *testing.B) {
+	const m = 100
+	for _, dim := range []int{2, 5, 10, 20, 64} {
+		r := rand.New(rand.NewPCG(29, 30))
+		idx, omega, other := smallCase(r, dim, m)
+		prec := make([]float64, dim*dim)
+		for _, k := range []struct {
+			name string
+			f    func(dim int, idx []int32, omega, other []float64, shift float64, prec []float64)
+		}{{"go", smallPrecisionGo}, {"fma", smallPrecision}} {
+			b.Run(fmt.Sprintf("%s/D=%d", k.name, dim), func(b *testing.B) {
+				if k.name == "fma" && !hasFMA {
+					b.Skip("no AVX2+FMA kernel")
+				}
+				cpu := cpuTime()
+				for range b.N {
+					k.f(dim, idx, omega, other, 1, prec)
+				}
+				if cpu := cpuTime() - cpu; cpu > 0 {
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*m), "cpu-ns/pair")
+				}
 			})
 		}
 	}
