@@ -130,13 +130,9 @@ func (w *workspace) draw(x []float64, idx []int32, n, kappa, other []float64, pr
 	// omega, the linear predictors: the rows come from all over other,
 	// and reading them costs more than the arithmetic.
 	if given {
-		for r, j := range idx {
-			axpy(kappa[r], other[int(j)*dim:(int(j)+1)*dim], b)
-		}
+		gatherB(dim, idx, kappa, other, b)
 	} else {
-		for r, j := range idx {
-			psi[r] = dotAxpy(x, other[int(j)*dim:(int(j)+1)*dim], kappa[r], b)
-		}
+		gatherPsiB(x, idx, kappa, other, psi, b)
 	}
 	w.tick(&w.phases.Gather, &t)
 	P := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: dim, Stride: dim, Data: w.prec}
@@ -218,25 +214,55 @@ func dot4(x, y []float64) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dotAxpy adds a c to b and returns x . c, for len(c), len(b) >= len(x).
-func dotAxpy(x, c []float64, a float64, b []float64) float64 {
-	c, b = c[:len(x)], b[:len(x)]
-	var s0, s1, s2, s3 float64
-	k := 0
-	for ; k+4 <= len(x); k += 4 {
-		c0, c1, c2, c3 := c[k], c[k+1], c[k+2], c[k+3]
-		s0 += x[k] * c0
-		s1 += x[k+1] * c1
-		s2 += x[k+2] * c2
-		s3 += x[k+3] * c3
-		b[k] += a * c0
-		b[k+1] += a * c1
-		b[k+2] += a * c2
-		b[k+3] += a * c3
+// gatherB adds sum_r kappa_r c_r, c_r = other[idx[r]], to b. Four rows
+// share each pass over b, so that each load and store of b serves four
+// multiply-adds rather than one: with one row per pass the adds to each
+// b[k] form a chain through memory.
+func gatherB(dim int, idx []int32, kappa, other, b []float64) {
+	b = b[:dim]
+	kappa = kappa[:len(idx)]
+	r := 0
+	for ; r+4 <= len(idx); r += 4 {
+		c0, c1 := covariate(other, idx[r], dim), covariate(other, idx[r+1], dim)
+		c2, c3 := covariate(other, idx[r+2], dim), covariate(other, idx[r+3], dim)
+		k0, k1, k2, k3 := kappa[r], kappa[r+1], kappa[r+2], kappa[r+3]
+		c0, c1, c2, c3 = c0[:len(b)], c1[:len(b)], c2[:len(b)], c3[:len(b)]
+		for k := range b {
+			b[k] += (k0*c0[k] + k1*c1[k]) + (k2*c2[k] + k3*c3[k])
+		}
 	}
-	for ; k < len(x); k++ {
-		s0 += x[k] * c[k]
-		b[k] += a * c[k]
+	for ; r < len(idx); r++ {
+		axpy(kappa[r], covariate(other, idx[r], dim), b)
 	}
-	return (s0 + s1) + (s2 + s3)
+}
+
+// gatherPsiB sets psi[r] = x . c_r and adds sum_r kappa_r c_r to b,
+// c_r = other[idx[r]], four rows per pass as gatherB, whose four dot
+// products are independent chains of additions.
+func gatherPsiB(x []float64, idx []int32, kappa, other, psi, b []float64) {
+	dim := len(x)
+	b = b[:dim]
+	kappa, psi = kappa[:len(idx)], psi[:len(idx)]
+	r := 0
+	for ; r+4 <= len(idx); r += 4 {
+		c0, c1 := covariate(other, idx[r], dim), covariate(other, idx[r+1], dim)
+		c2, c3 := covariate(other, idx[r+2], dim), covariate(other, idx[r+3], dim)
+		k0, k1, k2, k3 := kappa[r], kappa[r+1], kappa[r+2], kappa[r+3]
+		c0, c1, c2, c3 = c0[:len(b)], c1[:len(b)], c2[:len(b)], c3[:len(b)]
+		var s0, s1, s2, s3 float64
+		for k, xk := range x {
+			e0, e1, e2, e3 := c0[k], c1[k], c2[k], c3[k]
+			s0 += xk * e0
+			s1 += xk * e1
+			s2 += xk * e2
+			s3 += xk * e3
+			b[k] += (k0*e0 + k1*e1) + (k2*e2 + k3*e3)
+		}
+		psi[r], psi[r+1], psi[r+2], psi[r+3] = s0, s1, s2, s3
+	}
+	for ; r < len(idx); r++ {
+		c := covariate(other, idx[r], dim)
+		psi[r] = dot(x, c)
+		axpy(kappa[r], c, b)
+	}
 }
