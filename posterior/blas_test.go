@@ -144,7 +144,7 @@ func maxRelDiff(x, y []float64) float64 {
 func TestConditionalDrawMatchesNaive(t *testing.T) {
 	for _, be := range denseBackends() {
 		for _, tc := range []struct{ dim, m, inner int }{
-			{1, 1, 1}, {2, 7, 3}, {5, 40, 1}, {7, 2400, 2}, {100, 1, 1}, {100, 81, 1}, {100, 250, 2},
+			{1, 1, 1}, {2, 7, 3}, {5, 40, 1}, {7, 2400, 2}, {24, 30, 1}, {25, 30, 2}, {100, 1, 1}, {100, 81, 1}, {100, 250, 2}, {131, 300, 1},
 		} {
 			for _, given := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/D=%d/m=%d/inner=%d/given=%t", be.name, tc.dim, tc.m, tc.inner, given), func(t *testing.T) {

@@ -2,14 +2,15 @@ package posterior
 
 import "math"
 
-// smallDim is the largest dimension whose precision smallPrecision forms
-// and smallPotrf factors in the pure-Go backend. Up to it, gonum's Dsyrk
-// (one axpy of at most D elements per row of the panel and row of the
-// result) and Dpotf2 (a Ddot and a Dgemv per column) spend more on calls
-// and on loads and stores of the result than on arithmetic: BenchmarkFactor
-// measured the small path 2.5 to 3 times as fast at D = 2 to 20, 1.5 to 2
-// at D = 32, and 1.1 to 1.3 at D = 50 and 64. At 64 the triangle is about
-// as large as a level-1 cache.
+// smallDim is the largest dimension whose precision the pure-Go backend
+// forms with smallPrecisionGo (on CPUs without AVX2 and FMA; with them the
+// assembly kernel is used at every dimension, see usePrecisionKernel). Up
+// to it, gonum's Dsyrk (one axpy of at most D elements per row of the
+// panel and row of the result) spends more on calls and on loads and
+// stores of the result than on arithmetic: BenchmarkFactor measured the
+// small path 2.5 to 3 times as fast at D = 2 to 20, 1.5 to 2 at D = 32,
+// and 1.1 to 1.3 at D = 50 and 64. At 64 the triangle is about as large
+// as a level-1 cache.
 const smallDim = 64
 
 // smallPrecisionGo sets the upper triangle of prec (row-major, stride
@@ -97,8 +98,13 @@ func covariate(other []float64, j int32, dim int) []float64 {
 // outer-product form: row j of U is row j of what remains of C, scaled,
 // and the rows below lose its contribution, so every loop runs along a
 // row.
-func smallPotrf(n int, c []float64) bool {
-	for j := range n {
+func smallPotrf(n int, c []float64) bool { return potrfRows(n, c, 0, n) }
+
+// potrfRows makes smallPotrf's steps for rows lo to hi-1, with the
+// contribution of each row subtracted from the rows below it up to hi-1
+// only; rows from hi on are left for the caller to update.
+func potrfRows(n int, c []float64, lo, hi int) bool {
+	for j := lo; j < hi; j++ {
 		row := c[j*n+j : (j+1)*n]
 		d := row[0]
 		if !(d > 0) {
@@ -111,7 +117,7 @@ func smallPotrf(n int, c []float64) bool {
 		for k := range row {
 			row[k] *= inv
 		}
-		for i, a := range row {
+		for i, a := range row[:hi-j-1] {
 			dst := c[(j+1+i)*n+j+1+i : (j+2+i)*n]
 			src := row[i:]
 			src = src[:len(dst)]

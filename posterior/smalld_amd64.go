@@ -43,3 +43,33 @@ func smallPrecision(dim int, idx []int32, omega, other []float64, shift float64,
 //
 //go:noescape
 func addQuadsFMA(dim int, idx []int32, omega, other, prec []float64) (ok bool)
+
+// potrfFMA is smallPotrf blocked by four rows: the rows of a block take
+// smallPotrf's steps among themselves, and the triangle below and right
+// of the block then loses the block's contribution in one rank-4 update
+// by the AVX2+FMA kernel of smallPrecision (weights -1), which does the
+// D^3/3 multiply-adds of the factorisation four columns at a time. It
+// must only be called when hasFMA.
+func potrfFMA(n int, c []float64) bool {
+	c = c[:n*n]
+	minus := [4]float64{-1, -1, -1, -1}
+	j := 0
+	for ; j+4 < n; j += 4 {
+		if !potrfRows(n, c, j, j+4) {
+			return false
+		}
+		// Rows j..j+3 of U from column j+4 on, one row apart, update the
+		// trailing triangle from (j+4, j+4) on; both slices reach exactly
+		// the end of c.
+		rank4FMA(n-j-4, n, c[j*n+j+4:], n, &minus, c[(j+4)*n+j+4:])
+	}
+	return potrfRows(n, c, j, n)
+}
+
+// rank4FMA adds sum_q w[q] u_q[i] u_q[k] to c[i*stride+k] for
+// 0 <= i <= k < l, with u_q = u[q*ustride : q*ustride+l]; it reads
+// nothing outside those rows and writes nothing outside that triangle.
+// The caller guarantees that the slices are long enough.
+//
+//go:noescape
+func rank4FMA(l, stride int, u []float64, ustride int, w *[4]float64, c []float64)

@@ -13,3 +13,6 @@ const hasFMA = false
 func smallPrecision(dim int, idx []int32, omega, other []float64, shift float64, prec []float64) {
 	smallPrecisionGo(dim, idx, omega, other, shift, prec)
 }
+
+// potrfFMA is never called without hasFMA.
+func potrfFMA(n int, c []float64) bool { panic("posterior: potrfFMA without the AVX2+FMA kernel") }

@@ -109,8 +109,9 @@ func exactPrecision(dim, i, j int, idx []int32, omega, other []float64, shift fl
 }
 
 // TestSmallPrecisionKernels runs the Go code and the AVX2+FMA assembly on
-// the same inputs, every dimension up to smallDim and pair counts around
-// the four-pair groups, and checks each entry of both within
+// the same inputs, every dimension up to smallDim and some above it (where
+// the pure-Go backend uses the kernel on CPUs that have it), with pair
+// counts around the four-pair groups, and checks each entry of both within
 // gamma(m+3) abs of the double-double sum. Both are recursive sums of the
 // m+1 terms with one more rounding per product (the Go code's products
 // and the kernel's w_r c_r[i]), so within gamma(m+2) of the sum of the
@@ -129,7 +130,7 @@ func TestSmallPrecisionKernels(t *testing.T) {
 			if k.name == "fma" && !hasFMA {
 				t.Skip("the CPU lacks AVX2 or FMA, or the build has no assembly")
 			}
-			for dim := 1; dim <= smallDim; dim++ {
+			for _, dim := range kernelDims() {
 				for _, m := range []int{0, 1, 3, 4, 5, 17, 100} {
 					idx, omega, other := smallCase(r, dim, m)
 					// The covariate pool ends at the last row named.
@@ -168,6 +169,17 @@ func TestSmallPrecisionKernels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// kernelDims lists the dimensions TestSmallPrecisionKernels checks: all up
+// to smallDim, then sizes past a cache line, a power of two, and odd
+// remainders of the four-column steps.
+func kernelDims() []int {
+	var dims []int
+	for dim := 1; dim <= smallDim; dim++ {
+		dims = append(dims, dim)
+	}
+	return append(dims, 65, 66, 67, 99, 100, 128, 131, 257)
 }
 
 // TestSmallPrecisionBounds checks that a pair naming a covariate row past
@@ -211,88 +223,163 @@ func TestSmallPrecisionBounds(t *testing.T) {
 	}
 }
 
-// TestSmallPotrf checks smallPotrf's factor by its backward error,
-// |U^T U - P| <= gamma(n+1) |U|^T |U| entrywise (Higham, Theorem 10.3),
-// checks it against gonum's Dpotrf, and checks that it refuses matrices
-// that are not positive definite.
+// potrfs lists the row-major Cholesky factorisations written here:
+// smallPotrf, and potrfFMA where the CPU and build have the kernel.
+func potrfs() []namedPotrf {
+	fs := []namedPotrf{{"small", smallPotrf}}
+	if hasFMA {
+		fs = append(fs, namedPotrf{"fma", potrfFMA})
+	}
+	return fs
+}
+
+// namedPotrf is one Cholesky factorisation under test.
+type namedPotrf struct {
+	name string
+	f    func(n int, c []float64) bool
+}
+
+// TestSmallPotrf checks smallPotrf's and potrfFMA's factors by their
+// backward error, |U^T U - P| <= gamma(n+1) |U|^T |U| entrywise (Higham,
+// Theorem 10.3, which holds for any order of the inner products' sums),
+// checks them against gonum's Dpotrf, checks that the strict lower
+// triangle is neither read nor written, and that matrices that are not
+// positive definite are refused, also when that shows only in a later
+// block of four rows.
 func TestSmallPotrf(t *testing.T) {
-	r := rand.New(rand.NewPCG(23, 24))
-	for n := 1; n <= smallDim; n++ {
-		for _, m := range []int{0, n / 2, 3 * n} {
-			idx, omega, other := smallCase(r, n, m)
-			p := make([]float64, n*n)
-			smallPrecision(n, idx, omega, other, 0.5, p)
-			for i := range n {
-				for j := range i {
-					p[i*n+j] = math.NaN() // must not be read
+	dims := append(kernelDims(), 200)
+	for _, f := range potrfs() {
+		r := rand.New(rand.NewPCG(23, 24))
+		for _, n := range dims {
+			for _, m := range []int{0, n / 2, 3 * n} {
+				idx, omega, other := smallCase(r, n, m)
+				p := make([]float64, n*n)
+				smallPrecision(n, idx, omega, other, 0.5, p)
+				for i := range n {
+					for j := range i {
+						p[i*n+j] = math.NaN() // must not be read
+					}
 				}
-			}
-			u := append([]float64(nil), p...)
-			if !smallPotrf(n, u) {
-				t.Fatalf("n=%d m=%d: refused a positive definite matrix", n, m)
-			}
-			ref := append([]float64(nil), p...)
-			if !gonumPotrf(n, ref) {
-				t.Fatalf("n=%d m=%d: gonum refused the matrix", n, m)
-			}
-			for i := range n {
-				for j := i; j < n; j++ {
-					var s, abs float64
-					for l := 0; l <= i; l++ {
-						s += u[l*n+i] * u[l*n+j]
-						abs += math.Abs(u[l*n+i] * u[l*n+j])
+				u := append([]float64(nil), p...)
+				if !f.f(n, u) {
+					t.Fatalf("%s n=%d m=%d: refused a positive definite matrix", f.name, n, m)
+				}
+				ref := append([]float64(nil), p...)
+				if !gonumPotrf(n, ref) {
+					t.Fatalf("n=%d m=%d: gonum refused the matrix", n, m)
+				}
+				for i := range n {
+					for j := range i {
+						if !math.IsNaN(u[i*n+j]) {
+							t.Fatalf("%s n=%d m=%d: lower entry [%d,%d] set to %v", f.name, n, m, i, j, u[i*n+j])
+						}
 					}
-					if d := math.Abs(s - p[i*n+j]); !(d <= gamma(n+1)*abs) {
-						t.Fatalf("n=%d m=%d: (U^T U)[%d,%d] = %v, P = %v (difference %g, bound %g)",
-							n, m, i, j, s, p[i*n+j], d, gamma(n+1)*abs)
-					}
-					// Both factors have small backward error; the precisions
-					// here are well conditioned (shift 0.5, weights below
-					// 100), so the factors agree to a few thousand ulps.
-					if d := math.Abs(u[i*n+j] - ref[i*n+j]); !(d <= 1e-12*math.Abs(ref[j*n+j])) {
-						t.Fatalf("n=%d m=%d: U[%d,%d] = %v, gonum %v", n, m, i, j, u[i*n+j], ref[i*n+j])
+					for j := i; j < n; j++ {
+						var s, abs float64
+						for l := 0; l <= i; l++ {
+							s += u[l*n+i] * u[l*n+j]
+							abs += math.Abs(u[l*n+i] * u[l*n+j])
+						}
+						if d := math.Abs(s - p[i*n+j]); !(d <= gamma(n+1)*abs) {
+							t.Fatalf("%s n=%d m=%d: (U^T U)[%d,%d] = %v, P = %v (difference %g, bound %g)",
+								f.name, n, m, i, j, s, p[i*n+j], d, gamma(n+1)*abs)
+						}
+						// Both factors have small backward error; the
+						// precisions here are well conditioned (shift 0.5,
+						// weights below 100), so the factors agree to a few
+						// thousand ulps.
+						if d := math.Abs(u[i*n+j] - ref[i*n+j]); !(d <= 1e-12*math.Abs(ref[j*n+j])) {
+							t.Fatalf("%s n=%d m=%d: U[%d,%d] = %v, gonum %v", f.name, n, m, i, j, u[i*n+j], ref[i*n+j])
+						}
 					}
 				}
 			}
 		}
+		for _, bad := range [][]float64{
+			{1, 2, 0, 1},  // indefinite
+			{0, 0, 0, 1},  // singular
+			{-1, 0, 0, 1}, // negative diagonal
+			{math.NaN(), 0, 0, 1},
+			{1, math.NaN(), 0, 1},
+		} {
+			if f.f(2, append([]float64(nil), bad...)) {
+				t.Errorf("%s: accepted %v", f.name, bad)
+			}
+		}
+		// The identity with rows 6 and 7 made indefinite, or a NaN in
+		// the first block that the rank-4 update carries to row 9.
+		for _, tc := range []struct {
+			n    int
+			set  func(c []float64, n int)
+			what string
+		}{
+			{11, func(c []float64, n int) { c[6*n+7] = 2 }, "indefinite trailing block"},
+			{11, func(c []float64, n int) { c[1*n+9] = math.NaN() }, "NaN in the first block's rows"},
+		} {
+			c := make([]float64, tc.n*tc.n)
+			for i := range tc.n {
+				c[i*tc.n+i] = 1
+			}
+			tc.set(c, tc.n)
+			if f.f(tc.n, c) {
+				t.Errorf("%s: accepted a matrix with a %s", f.name, tc.what)
+			}
+		}
 	}
-	for _, bad := range [][]float64{
-		{1, 2, 0, 1},  // indefinite
-		{0, 0, 0, 1},  // singular
-		{-1, 0, 0, 1}, // negative diagonal
-		{math.NaN(), 0, 0, 1},
-		{1, math.NaN(), 0, 1},
-	} {
-		if smallPotrf(2, append([]float64(nil), bad...)) {
-			t.Errorf("accepted %v", bad)
+}
+
+// BenchmarkPotrf times the Cholesky factorisations of one precision (4 D
+// pairs): smallPotrf, potrfFMA (with the kernel) and gonum's Dpotrf. It is
+// the measurement behind pureGoPotrf.
+func BenchmarkPotrf(b *testing.B) {
+	fs := append(potrfs(), namedPotrf{"gonum", gonumPotrf})
+	for _, dim := range []int{5, 10, 16, 20, 32, 50, 100, 200} {
+		r := rand.New(rand.NewPCG(25, 26))
+		idx, omega, other := smallCase(r, dim, 4*dim)
+		p := make([]float64, dim*dim)
+		smallPrecision(dim, idx, omega, other, 1, p)
+		c := make([]float64, dim*dim)
+		for _, f := range fs {
+			b.Run(fmt.Sprintf("%s/D=%d", f.name, dim), func(b *testing.B) {
+				for range b.N {
+					copy(c, p)
+					if !f.f(dim, c) {
+						b.Fatal("not positive definite")
+					}
+				}
+			})
 		}
 	}
 }
 
 // BenchmarkFactor times one conditional's precision and factorisation,
-// as the pure-Go backend forms them for small dimensions (small) and
-// above smallDim (gonum: panels of weighted covariates, Dsyrk, Dpotrf),
-// for m = 8 D and m = 100 pairs: the measurement behind smallDim.
+// for m = 8 D and m = 100 pairs: smallPrecision followed by each of
+// potrfs() and by Dpotrf (kernel-NAME), and panels of weighted covariates,
+// Dsyrk and Dpotrf (gonum). It is the measurement
+// behind smallDim, smallPotrfDim and usePrecisionKernel; smallPrecision is
+// the AVX2+FMA kernel where the CPU has it.
 func BenchmarkFactor(b *testing.B) {
-	for _, dim := range []int{2, 5, 10, 20, 32, 50, 64, 100} {
+	for _, dim := range []int{2, 5, 10, 20, 32, 50, 64, 100, 200, 300, 600} {
 		for _, m := range []int{8 * dim, 100} {
 			r := rand.New(rand.NewPCG(25, 26))
 			idx, omega, other := smallCase(r, dim, m)
 			w := newWorkspaceWith(gonumDense, dim, m, false)
-			// The workspace has no panel up to smallDim; the gonum path
-			// needs one.
+			// The workspace has no panel where the kernel forms the
+			// precision; the gonum path needs one.
 			w.rows = min(m, gonumPanelRows(dim))
 			w.panel = make([]float64, w.rows*dim)
-			b.Run(fmt.Sprintf("small/D=%d/m=%d", dim, m), func(b *testing.B) {
-				cpu := cpuTime()
-				for range b.N {
-					smallPrecision(dim, idx, omega, other, 1, w.prec)
-					if !smallPotrf(dim, w.prec) {
-						b.Fatal("not positive definite")
+			for _, p := range append(potrfs(), namedPotrf{"dpotrf", gonumPotrf}) {
+				b.Run(fmt.Sprintf("kernel-%s/D=%d/m=%d", p.name, dim, m), func(b *testing.B) {
+					cpu := cpuTime()
+					for range b.N {
+						smallPrecision(dim, idx, omega, other, 1, w.prec)
+						if !p.f(dim, w.prec) {
+							b.Fatal("not positive definite")
+						}
 					}
-				}
-				reportCPU(b, cpu)
-			})
+					reportCPU(b, cpu)
+				})
+			}
 			b.Run(fmt.Sprintf("gonum/D=%d/m=%d", dim, m), func(b *testing.B) {
 				cpu := cpuTime()
 				for range b.N {
