@@ -189,8 +189,8 @@ func (c GibbsConfig) Validate() error {
 		return fmt.Errorf("posterior: warmup %d is negative", c.Warmup)
 	case c.Draws < 0 || c.Thin < 1 || c.Inner < 1:
 		return fmt.Errorf("posterior: draws %d, thin %d, inner %d: need draws >= 0 and thin, inner >= 1", c.Draws, c.Thin, c.Inner)
-	case c.Warmup+c.Draws*c.Thin >= 1<<32:
-		return fmt.Errorf("posterior: %d sweeps per chain are too many", c.Warmup+c.Draws*c.Thin)
+	case !sweepsFit(c.Warmup, c.Draws, c.Thin):
+		return fmt.Errorf("posterior: warmup %d + draws %d x thin %d sweeps per chain are too many (at most 2^32 - 1)", c.Warmup, c.Draws, c.Thin)
 	case c.Init != InitMAP && c.Init != InitPrior && c.Init != InitGiven:
 		return fmt.Errorf("posterior: unknown init mode %d", c.Init)
 	case !(c.Jitter >= 0) || math.IsInf(c.Jitter, 0):

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/big"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pwe-project/pwe/posterior/diag"
@@ -225,5 +227,33 @@ func TestAnchoredRhat(t *testing.T) {
 			}
 			t.Logf("largest R-hat %.4f over %d quantities", worst, len(fns))
 		})
+	}
+}
+
+// TestSweepsFit checks the sweep-count limit against big-integer
+// arithmetic at its boundary and where warmup + draws x thin overflows an
+// int, which the limit used to wrap past.
+func TestSweepsFit(t *testing.T) {
+	const limit = 1 << 32
+	cases := []struct{ warmup, draws, thin int64 }{
+		{0, 0, 1}, {500, 500, 1}, {limit - 1, 0, 1}, {limit, 0, 1},
+		{0, limit - 1, 1}, {0, limit, 1}, {1, (limit - 2) / 3, 3}, {2, (limit - 2) / 3, 3},
+		{0, math.MaxInt64, 2}, {0, math.MaxInt32, 2}, {math.MaxInt64, 1, 1},
+		{10, math.MaxInt64 / 3, 4}, {10, math.MaxInt32 / 3, 4},
+	}
+	for _, c := range cases {
+		if int64(int(c.warmup)) != c.warmup || int64(int(c.draws)) != c.draws {
+			continue // past a 32-bit int
+		}
+		n := new(big.Int).Mul(big.NewInt(c.draws), big.NewInt(c.thin))
+		n.Add(n, big.NewInt(c.warmup))
+		want := n.Cmp(big.NewInt(limit)) < 0
+		if got := sweepsFit(int(c.warmup), int(c.draws), int(c.thin)); got != want {
+			t.Errorf("sweepsFit(%d, %d, %d) = %v, want %v", c.warmup, c.draws, c.thin, got, want)
+		}
+	}
+	err := GibbsConfig{Dim: 2, Draws: math.MaxInt, Thin: 2}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "too many") {
+		t.Errorf("Validate with draws x thin past int: %v, want a too-many-sweeps error", err)
 	}
 }

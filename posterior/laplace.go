@@ -132,7 +132,7 @@ func (c LaplaceConfig) Validate() error {
 		return fmt.Errorf("posterior: unknown Laplace mode %d", c.Mode)
 	case c.Chains < 1 || c.Chains > 1<<15:
 		return fmt.Errorf("posterior: chains %d outside 1..32768", c.Chains)
-	case c.Draws < 0 || c.Draws >= 1<<32:
+	case c.Draws < 0 || int64(c.Draws) >= 1<<32:
 		return fmt.Errorf("posterior: draws %d outside 0..2^32-1", c.Draws)
 	case !(c.PriorSD > 0) || math.IsInf(c.PriorSD, 0):
 		return fmt.Errorf("posterior: prior sd %v must be positive and finite", c.PriorSD)

@@ -27,3 +27,12 @@ func streamSeeds(seed uint64, chain, sweep, side, token int) (uint64, uint64) {
 	lo := splitmix64(uint64(uint32(sweep))<<32 | uint64(uint32(token)))
 	return hi, lo
 }
+
+// sweepsFit reports whether warmup + draws x thin sweeps (warmup, draws
+// >= 0, thin >= 1) number fewer than 2^32, the range of the streams' sweep
+// index, without overflowing on any size of int.
+func sweepsFit(warmup, draws, thin int) bool {
+	const limit = int64(1) << 32
+	w, d, t := int64(warmup), int64(draws), int64(thin)
+	return w < limit && d <= (limit-1-w)/t
+}
