@@ -3,6 +3,9 @@ package posterior
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // Metric names, as in the metric column of evaluation.parquet.
@@ -80,8 +83,9 @@ func checkShapes(a, b *Params) {
 // Evaluator accumulates posterior draws, as a Sink of Gibbs or fed from
 // draws.parquet, and measures them against true vectors and held-out
 // counts. Its memory is, per chain, 2 V D float64 for the vector means,
-// with a truth V^2 float64 for the probability means (plus 2 V^2 int32
-// interval counters in all), and with held-out counts 2 float64 per
+// with a truth V^2 float64 for the probability means (plus, in all, the
+// V^2 float64 true logits, 2 V^2 int32 interval counters and a panel of
+// logitPanelRows x V float64), and with held-out counts 2 float64 per
 // held-out pair.
 //
 // The sums are kept per chain and added in chain order at the end, so the
@@ -101,7 +105,26 @@ type Evaluator struct {
 
 	truthLogit    []float64 // [i*V + j], with a truth
 	below, atMost []int32   // draws with logit < and <= the true one
+	panel         []float64 // a draw's logits, logitPanelRows targets at a time
 	chains        []*evalChain
+}
+
+// logitPanelRows is how many targets' logits Draw forms per matrix
+// product. gonum's Dgemm hands out 64 x 64 blocks of the product to its
+// goroutines, so 64 rows make whole blocks, while the panel, 64 V float64,
+// stays small beside the V^2 sums.
+const logitPanelRows = 64
+
+// logits sets dst, row-major (hi-lo) x V, to the logits rho_i . alpha_j of
+// the targets i in [lo, hi) against every context j, by one matrix
+// product, and returns it.
+func logits(dst []float64, p *Params, lo, hi int) []float64 {
+	dst = dst[:(hi-lo)*p.V]
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+		blas64.General{Rows: hi - lo, Cols: p.D, Stride: p.D, Data: p.Rho[lo*p.D : hi*p.D]},
+		blas64.General{Rows: p.V, Cols: p.D, Stride: p.D, Data: p.Alpha[:p.V*p.D]},
+		0, blas64.General{Rows: hi - lo, Cols: p.V, Stride: p.V, Data: dst})
+	return dst
 }
 
 // evalChain holds one chain's sums.
@@ -119,13 +142,16 @@ func NewEvaluator(v, d int, truth *Params, test *Data) *Evaluator {
 	e := &Evaluator{truth: truth, test: test, v: v, d: d}
 	if truth != nil {
 		checkShapes(truth, &Params{V: v, D: d})
+		// Formed panel by panel as Draw forms a draw's, so that the same
+		// vectors give the same logits to the bit (Dgemm's order of
+		// summation depends on the shape) and a draw equal to the truth
+		// ties with it.
 		e.truthLogit = make([]float64, v*v)
-		for i := range v {
-			for j := range v {
-				e.truthLogit[i*v+j] = truth.Logit(i, j)
-			}
+		for lo := 0; lo < v; lo += logitPanelRows {
+			logits(e.truthLogit[lo*v:], truth, lo, min(lo+logitPanelRows, v))
 		}
 		e.below, e.atMost = make([]int32, v*v), make([]int32, v*v)
+		e.panel = make([]float64, min(v, logitPanelRows)*v)
 	}
 	if test != nil && test.V() != v {
 		panic(fmt.Sprintf("posterior: held-out counts for %d tokens, evaluator for %d", test.V(), v))
@@ -170,11 +196,11 @@ func (e *Evaluator) Draw(chain, _ int, p *Params, _ DrawStats) error {
 	axpy(1, p.Rho, c.vec[:e.v*e.d])
 	axpy(1, p.Alpha, c.vec[e.v*e.d:])
 	if e.truth != nil {
-		for i := range e.v {
-			rho := p.Target(i)
-			for j := range e.v {
-				q := i*e.v + j
-				x, t := dot(rho, p.Context(j)), e.truthLogit[q]
+		for lo := 0; lo < e.v; lo += logitPanelRows {
+			hi := min(lo+logitPanelRows, e.v)
+			for k, x := range logits(e.panel, p, lo, hi) {
+				q := lo*e.v + k
+				t := e.truthLogit[q]
 				c.prob[q] += sigmoid(x)
 				if x < t {
 					e.below[q]++

@@ -237,3 +237,57 @@ func TestEvaluatorWithoutDraws(t *testing.T) {
 		t.Error("draw of the wrong size accepted")
 	}
 }
+
+// TestLogits checks the matrix product of Draw against a dot product per
+// pair, across the shapes where gonum's Dgemm changes path: serial or in
+// parallel 64 x 64 blocks (the latter summing D in chunks of 64), panels
+// cut short at V. Both round a sum of D products, in different orders,
+// so each is within gamma(D) times the sum of the products' magnitudes of
+// the exact value, and they are within twice that of each other.
+func TestLogits(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, v := range []int{1, 5, 63, 64, 65, 130, 200} {
+		for _, dim := range []int{1, 2, 3, 17, 64, 65, 130} {
+			p := gaussianParams(r, v, dim, 1)
+			panel := make([]float64, min(v, logitPanelRows)*v)
+			for lo := 0; lo < v; lo += logitPanelRows {
+				hi := min(lo+logitPanelRows, v)
+				got := logits(panel, p, lo, hi)
+				if len(got) != (hi-lo)*v {
+					t.Fatalf("V %d D %d rows %d..%d: %d logits, want %d", v, dim, lo, hi, len(got), (hi-lo)*v)
+				}
+				for i := lo; i < hi; i++ {
+					for j := range v {
+						var want, mag float64
+						for k := range dim {
+							x := p.Rho[i*dim+k] * p.Alpha[j*dim+k]
+							want += x
+							mag += math.Abs(x)
+						}
+						if x, tol := got[(i-lo)*v+j], 2*gamma(dim)*mag; math.Abs(x-want) > tol {
+							t.Fatalf("V %d D %d logit (%d, %d) = %.17g, loop %.17g (tolerance %.3g)", v, dim, i, j, x, want, tol)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// A single draw equal to the truth has every true logit as its interval,
+// so it covers all of them only if the Evaluator forms the true logits and
+// the draw's to the same bits. At V = 100, D = 70 one 100 x 100 product
+// would sum D in two chunks and a 64-row panel in one.
+func TestEvaluatorDrawEqualToTruth(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct{ v, dim int }{{100, 70}, {200, 70}, {70, 3}} {
+		truth := gaussianParams(r, c.v, c.dim, 1)
+		e := NewEvaluator(c.v, c.dim, truth, nil)
+		if err := e.Draw(0, 0, truth.Clone(), DrawStats{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := metricValue(t, e.Metrics(nil), MetricCoverage90, EstimatorInterval).Value; got != 1 {
+			t.Errorf("V %d D %d: coverage %v, want 1", c.v, c.dim, got)
+		}
+	}
+}

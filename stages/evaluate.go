@@ -54,7 +54,7 @@ func (c EvaluateConfig) Validate() error {
 // Evaluate runs the evaluate stage and returns its figures, in the order
 // of posterior.Evaluator.Metrics. It reads draws.parquet once, one draw at
 // a time; its memory is that of posterior.Evaluator (with a truth, about
-// (16 chains + 8) V^2 bytes). Without draws.parquet only the MAP is
+// (8 chains + 16) V^2 bytes). Without draws.parquet only the MAP is
 // measured; draws saved for some tokens only are refused, as the metrics
 // cover every pair.
 func Evaluate(ctx context.Context, cfg EvaluateConfig) ([]posterior.Metric, error) {
