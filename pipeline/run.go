@@ -195,13 +195,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		}
 		plan = append(plan, stage{
 			name: "movielens", settings: ml, seed: ml.Seed, inputs: ins, outputs: []string{vocab, counts},
-			run: func(ctx context.Context) (any, error) {
-				p := opt.Reporter.Progress("movielens", UnitBytes, 0)
-				defer p.Done()
-				ml := ml
-				ml.Progress = ReadCounter(p)
-				return stages.MovieLens(ctx, ml)
-			},
+			run: func(ctx context.Context) (any, error) { return MovieLens(ctx, opt.Reporter, ml) },
 		})
 	} else {
 		paths, err := input.Expand(c.Input.Paths)
@@ -212,13 +206,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		tk.Input, tk.Output, tk.Threads = *c.Input, filepath.Join(c.staging("tokenize"), VocabFile), c.Threads
 		plan = append(plan, stage{
 			name: "tokenize", settings: tk, inputs: paths, outputs: []string{vocab},
-			run: func(ctx context.Context) (any, error) {
-				p := opt.Reporter.Progress("tokenize", UnitBytes, 0)
-				defer p.Done()
-				tk := tk
-				tk.Progress = ReadCounter(p)
-				return stages.Tokenize(ctx, tk)
-			},
+			run: func(ctx context.Context) (any, error) { return Tokenize(ctx, opt.Reporter, tk) },
 		})
 		ct := c.Count
 		ct.Input, ct.Vocab, ct.Output = *c.Input, vocab, filepath.Join(c.staging("count"), CountsFile)
@@ -226,13 +214,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		ct.Seed = seedOr(ct.Seed, c.Seed)
 		plan = append(plan, stage{
 			name: "count", settings: ct, seed: ct.Seed, inputs: append(paths, vocab), outputs: []string{counts},
-			run: func(ctx context.Context) (any, error) {
-				p := opt.Reporter.Progress("count", UnitBytes, 0)
-				defer p.Done()
-				ct := ct
-				ct.Progress = ReadCounter(p)
-				return stages.Count(ctx, ct)
-			},
+			run: func(ctx context.Context) (any, error) { return Count(ctx, opt.Reporter, ct) },
 		})
 	}
 	if c.SkipFit {
@@ -247,20 +229,13 @@ func (c Config) plan(opt Options) ([]stage, error) {
 	plan = append(plan, stage{
 		name: "fit", settings: ft, seed: ft.Seed, inputs: []string{counts, vocab}, outputs: finalPaths(fitDir, ft.Outputs()),
 		run: func(ctx context.Context) (any, error) {
-			p := opt.Reporter.Progress("fit", "sweeps", FitSweeps(ft))
-			defer p.Done()
 			ft := ft
-			ft.OnSweep = chainSweeps(SweepCounter(p), ft.OnSweep)
 			// An interrupted fit of the same inputs and settings continues
 			// from its checkpoint (--force starts over).
 			if ft.Resume = !opt.Force && stages.FitCheckpointMatches(ft); ft.Resume {
 				opt.Reporter.Stage("fit").Info("resuming the interrupted fit from its checkpoint")
 			}
-			st, err := stages.Fit(ctx, ft)
-			for _, w := range st.Warnings {
-				opt.Reporter.Stage("fit").Warn(w)
-			}
-			return st, err
+			return Fit(ctx, opt.Reporter, ft)
 		},
 	})
 	var summarized []string
@@ -296,18 +271,6 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		})
 	}
 	return plan, nil
-}
-
-// chainSweeps calls both sweep hooks: a library caller's Fit.OnSweep
-// survives the progress report's.
-func chainSweeps(a, b func(chain, sweep int)) func(chain, sweep int) {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	}
-	return func(chain, sweep int) { a(chain, sweep); b(chain, sweep) }
 }
 
 func seedOr(s, fallback uint64) uint64 {

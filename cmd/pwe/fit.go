@@ -78,14 +78,8 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 					e.stage("fit").Warn(fmt.Sprintf("%s holds an interrupted fit; starting over (add --resume to continue it instead)",
 						filepath.Join(cfg.Output, stages.CheckpointDir)))
 				}
-				progress := e.rep.Progress("fit", "sweeps", pipeline.FitSweeps(cfg))
-				cfg.OnSweep = pipeline.SweepCounter(progress)
-				st, err := stages.Fit(ctx, cfg)
-				progress.Done()
+				st, err := pipeline.Fit(ctx, e.rep, cfg)
 				log := e.stage("fit")
-				for _, w := range st.Warnings {
-					log.Warn(w)
-				}
 				var interrupted *stages.InterruptedError
 				if errors.As(err, &interrupted) {
 					log.Error(interrupted.Error())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,6 +68,25 @@ func TestTokenizeCountInspect(t *testing.T) {
 	}
 	if lines := strings.Count(stdout[strings.Index(stdout, "rows ("):], "\n"); lines != 3 {
 		t.Errorf("inspect --rows 2 printed %d row lines:\n%s", lines-1, stdout)
+	}
+}
+
+// TestTextWarnings checks that pwe tokenize and pwe count warn of
+// invalid UTF-8 in the corpus, as pwe run's stages do.
+func TestTextWarnings(t *testing.T) {
+	dir := t.TempDir()
+	corpus, vocab, counts := filepath.Join(dir, "corpus.txt"), filepath.Join(dir, "v.parquet"), filepath.Join(dir, "c.parquet")
+	if err := os.WriteFile(corpus, []byte("the cat sat on the mat\nthe dog ate the caf\xff\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"tokenize", corpus, "-o", vocab},
+		{"count", corpus, "--vocab", vocab, "-o", counts},
+	} {
+		_, stderr, code := runPwe(args...)
+		if want := args[0] + ": warning: replaced 1 bytes of invalid UTF-8\n"; code != exitOK || !strings.Contains(stderr, want) {
+			t.Errorf("pwe %v: exit %d, stderr %q; want %q", args, code, stderr, want)
+		}
 	}
 }
 
