@@ -58,7 +58,8 @@ type stage struct {
 }
 
 // Run executes the configured stages in order, skipping those that are up
-// to date, and rewrites the manifest after each stage.
+// to date, and rewrites the manifest after each stage. An interrupted fit
+// returns a *stages.InterruptedError whose message says how to continue.
 func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return Report{}, err
@@ -100,13 +101,6 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		stats, err := st.run(ctx)
 		if err == nil {
 			err = publish(st, cfg.staging(st.name))
-		}
-		var interrupted *stages.InterruptedError
-		if errors.As(err, &interrupted) {
-			// The fit's own message names pwe fit's --resume; pwe run
-			// resumes by itself.
-			log.Error(fmt.Sprintf("interrupted; the chains' state is saved in %s: run the same pwe run again to continue (--force starts over)",
-				interrupted.Checkpoint))
 		}
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", st.name, err)
@@ -235,7 +229,12 @@ func (c Config) plan(opt Options) ([]stage, error) {
 			if ft.Resume = !opt.Force && stages.FitCheckpointMatches(ft); ft.Resume {
 				opt.Reporter.Stage("fit").Info("resuming the interrupted fit from its checkpoint")
 			}
-			return Fit(ctx, opt.Reporter, ft)
+			st, err := Fit(ctx, opt.Reporter, ft)
+			var interrupted *stages.InterruptedError
+			if errors.As(err, &interrupted) {
+				interrupted.HowToResume = "run the same pwe run again to continue (--force starts over)"
+			}
+			return st, err
 		},
 	})
 	var summarized []string

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -79,14 +78,10 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 						filepath.Join(cfg.Output, stages.CheckpointDir)))
 				}
 				st, err := pipeline.Fit(ctx, e.rep, cfg)
-				log := e.stage("fit")
-				var interrupted *stages.InterruptedError
-				if errors.As(err, &interrupted) {
-					log.Error(interrupted.Error())
-				}
 				if err != nil {
 					return fmt.Errorf("fit: %w", err)
 				}
+				log := e.stage("fit")
 				summary := []any{slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.MAPSeconds+st.GibbsSeconds+st.SummarySecond)}
 				mapLine := fmt.Sprintf("V=%d, %d unique pairs; MAP log posterior %.6g after %d iterations (%.2fs); anchors %v at the %s",
 					st.V, st.Pairs, st.MAPLogPost, st.MAPIter, st.MAPSeconds, st.Anchors, anchorValuesText(st))

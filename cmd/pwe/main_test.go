@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pwe-project/pwe/pipeline"
+	"github.com/pwe-project/pwe/stages"
 )
 
 func runPwe(args ...string) (stdout, stderr string, code int) {
@@ -37,6 +41,31 @@ func TestExitCodes(t *testing.T) {
 		_, stderr, code := runPwe(c.args...)
 		if code != c.code || !strings.Contains(stderr, c.msg) {
 			t.Errorf("pwe %v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, stderr, c.code, c.msg)
+		}
+	}
+}
+
+// TestExitCodeInterrupted checks the message and exit code of an
+// interrupted command: a fit's says where the chains' state is and how to
+// continue (pwe fit's, or pwe run's as pipeline words it), once, even
+// under --quiet.
+func TestExitCodeInterrupted(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("fit: %w", &stages.InterruptedError{Checkpoint: "out/checkpoint", Err: context.Canceled}),
+			"fit: interrupted; the chains' state is saved in out/checkpoint: run the same command with --resume to continue\n"},
+		{fmt.Errorf("run: fit: %w", &stages.InterruptedError{Checkpoint: "out/.pwe-staging/fit/checkpoint",
+			HowToResume: "run the same pwe run again to continue (--force starts over)", Err: context.Canceled}),
+			"fit: interrupted; the chains' state is saved in out/.pwe-staging/fit/checkpoint: run the same pwe run again to continue (--force starts over)\n"},
+		{fmt.Errorf("tokenize: %w", context.Canceled), "pwe: interrupted\n"},
+	}
+	for _, c := range cases {
+		var log bytes.Buffer
+		code := exitCode(c.err, pipeline.NewReporter(&log, pipeline.ReporterConfig{Quiet: true}).Logger())
+		if code != exitRuntime || log.String() != c.want {
+			t.Errorf("%v: exit %d, message %q; want exit %d, %q", c.err, code, log.String(), exitRuntime, c.want)
 		}
 	}
 }
