@@ -61,5 +61,7 @@
 // record per stage with its figures under StatsKey, and the progress of
 // the long stages: tokenize, count and movielens in raw bytes read (the
 // total is the inputs' stored size, or unknown on standard input) and the
-// fit in sweeps (a resumed fit starts at the sweeps already done).
+// fit in sweeps (a resumed fit starts at the sweeps already done). pwe's
+// commands run those stages through the same functions as Run (Tokenize,
+// Count, MovieLens and Fit), which report their progress and warnings.
 package pipeline

@@ -270,9 +270,9 @@ func clock(sec float64) string {
 	return fmt.Sprintf("%ds", s)
 }
 
-// FitSweeps is the number of sweeps a fit runs in all: the total of its
+// fitSweeps is the number of sweeps a fit runs in all: the total of its
 // progress report (0 for a point estimate, which has no sweeps).
-func FitSweeps(cfg stages.FitConfig) int64 {
+func fitSweeps(cfg stages.FitConfig) int64 {
 	cfg = cfg.WithDefaults()
 	if cfg.Method != "gibbs" {
 		return 0
@@ -280,21 +280,22 @@ func FitSweeps(cfg stages.FitConfig) int64 {
 	return int64(cfg.Chains) * int64(*cfg.Warmup+cfg.Draws*cfg.Thin)
 }
 
-// ReadCounter adapts p to the Progress hook of the tokenize, count and
+// readCounter adapts p to the Progress hook of the tokenize, count and
 // movielens stages, which report the raw bytes of input they read (and
-// set the total).
-func ReadCounter(p *Progress) stages.ReadProgress {
+// set the total). A nil p must become a nil interface, not an interface
+// holding a nil pointer.
+func readCounter(p *Progress) stages.ReadProgress {
 	if p == nil {
 		return nil
 	}
 	return p
 }
 
-// SweepCounter adapts p to the fit stage's OnSweep hook. A chain whose
+// sweepCounter adapts p to the fit stage's OnSweep hook. A chain whose
 // first sweep reported is not its first was resumed from a checkpoint: its
 // earlier sweeps count as skipped, so the report starts where the
 // interrupted run stopped.
-func SweepCounter(p *Progress) func(chain, sweep int) {
+func sweepCounter(p *Progress) func(chain, sweep int) {
 	if p == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,5 +120,30 @@ func TestRunMovieLensProgress(t *testing.T) {
 	}
 	if p := rec.Progress; p.Unit != UnitBytes || p.Done != p.Total || p.Done%size != 0 || p.Done/size < 2 {
 		t.Errorf("last progress %+v; want the total reached, a whole number (2 or 3) of passes over %d bytes", *p, size)
+	}
+}
+
+// TestRunFitProgress checks that pwe run reports the fit in sweeps, up to
+// the total of every chain's warmup and draws, and that a library
+// caller's OnSweep still sees every sweep.
+func TestRunFitProgress(t *testing.T) {
+	dir := t.TempDir()
+	cfg := loadConfig(t, dir, config)
+	var sweeps atomic.Int64
+	cfg.Fit.OnSweep = func(int, int) { sweeps.Add(1) }
+	var log bytes.Buffer
+	if _, err := Run(context.Background(), cfg, Options{Reporter: everyAdd(&log)}); err != nil {
+		t.Fatal(err)
+	}
+	const total = 2 * (20 + 20) // chains x (warmup + draws) of config
+	rec, ok := lastProgress(t, log.Bytes())["fit"]
+	if !ok {
+		t.Fatalf("no fit progress record in\n%s", log.String())
+	}
+	if p := rec.Progress; p.Unit != "sweeps" || p.Total != total || p.Done != total {
+		t.Errorf("last fit progress %+v; want %d of %d sweeps", *p, total, total)
+	}
+	if got := sweeps.Load(); got != total {
+		t.Errorf("OnSweep saw %d sweeps, want %d", got, total)
 	}
 }

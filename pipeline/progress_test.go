@@ -217,11 +217,11 @@ func TestParseModes(t *testing.T) {
 
 func TestFitSweeps(t *testing.T) {
 	w := 7
-	if got := FitSweeps(stages.FitConfig{Chains: 3, Warmup: &w, Draws: 5, Thin: 2}); got != 3*(7+10) {
-		t.Errorf("FitSweeps = %d, want 51", got)
+	if got := fitSweeps(stages.FitConfig{Chains: 3, Warmup: &w, Draws: 5, Thin: 2}); got != 3*(7+10) {
+		t.Errorf("fitSweeps = %d, want 51", got)
 	}
-	if got := FitSweeps(stages.FitConfig{Method: "map"}); got != 0 {
-		t.Errorf("FitSweeps(map) = %d, want 0", got)
+	if got := fitSweeps(stages.FitConfig{Method: "map"}); got != 0 {
+		t.Errorf("fitSweeps(map) = %d, want 0", got)
 	}
 }
 
@@ -233,7 +233,7 @@ func TestSweepCounterResumed(t *testing.T) {
 	clk := newFake()
 	r := NewReporter(&buf, ReporterConfig{Interval: 10 * time.Second, Now: clk.now})
 	p := r.Progress("fit", "sweeps", 200)
-	count := SweepCounter(p)
+	count := sweepCounter(p)
 	count(0, 60) // chain 0 resumed after 60 sweeps
 	count(1, 40) // chain 1 after 40
 	if p.Count() != 102 {
@@ -249,7 +249,7 @@ func TestSweepCounterResumed(t *testing.T) {
 		t.Errorf("progress line %q, want %q", got, want)
 	}
 	fresh := r.Progress("fit", "sweeps", 10)
-	SweepCounter(fresh)(0, 0)
+	sweepCounter(fresh)(0, 0)
 	if fresh.Count() != 1 {
 		t.Errorf("a fresh chain's first sweep counted %d, want 1", fresh.Count())
 	}

@@ -62,6 +62,10 @@ func TestRunResumesInterruptedFit(t *testing.T) {
 	if interrupted.Checkpoint != staged || !stages.HasCheckpoint(filepath.Dir(staged)) {
 		t.Fatalf("checkpoint in %q (exists: %v), want %q", interrupted.Checkpoint, stages.HasCheckpoint(filepath.Dir(staged)), staged)
 	}
+	// pwe run resumes without fit's --resume, and the message says so.
+	if want := "interrupted; the chains' state is saved in " + staged + ": run the same pwe run again to continue (--force starts over)"; interrupted.Error() != want {
+		t.Errorf("interrupted run's message %q, want %q", interrupted.Error(), want)
+	}
 	for _, name := range []string{stages.MapFile, stages.DrawsFile, stages.SummaryFile} {
 		if _, err := os.Stat(filepath.Join(cfg.Output, FitDir, name)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the interrupted fit published %s (%v)", name, err)

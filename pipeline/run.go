@@ -49,16 +49,17 @@ type stage struct {
 	settings any
 	seed     uint64
 	inputs   []string
-	outputs  []string
-	// staged, if set, are where run writes each of outputs; Run renames
+	// outputs are the stage's final paths. run writes each of them, under
+	// its base name, into the stage's staging directory, and Run renames
 	// them into place once run has succeeded, so that a stage failing
 	// halfway through its files leaves every previous output as it was.
-	staged []string
-	run    func(ctx context.Context) (stats any, err error)
+	outputs []string
+	run     func(ctx context.Context) (stats any, err error)
 }
 
 // Run executes the configured stages in order, skipping those that are up
-// to date, and rewrites the manifest after each stage.
+// to date, and rewrites the manifest after each stage. An interrupted fit
+// returns a *stages.InterruptedError whose message says how to continue.
 func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return Report{}, err
@@ -101,13 +102,6 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		if err == nil {
 			err = publish(st, cfg.staging(st.name))
 		}
-		var interrupted *stages.InterruptedError
-		if errors.As(err, &interrupted) {
-			// The fit's own message names pwe fit's --resume; pwe run
-			// resumes by itself.
-			log.Error(fmt.Sprintf("interrupted; the chains' state is saved in %s: run the same pwe run again to continue (--force starts over)",
-				interrupted.Checkpoint))
-		}
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", st.name, err)
 		}
@@ -148,21 +142,20 @@ func (c Config) staging(stage string) string {
 // rename publishes one output; tests replace it to inject failures.
 var rename = os.Rename
 
-// publish renames a stage's staged outputs to their final names and
-// removes its staging directory. The renames are not one atomic step, but
-// the manifest is rewritten only after all of them, so an interruption in
-// between leaves outputs that do not match it and the stage runs again.
+// publish renames a stage's outputs from its staging directory dir to
+// their final names and removes dir, with whatever else the stage left
+// there (a fit's checkpoint and spilled draws). The renames are not one
+// atomic step, but the manifest is rewritten only after all of them, so an
+// interruption in between leaves outputs that do not match it and the
+// stage runs again.
 func publish(st stage, dir string) error {
-	for i, from := range st.staged {
-		if err := os.MkdirAll(filepath.Dir(st.outputs[i]), 0o755); err != nil {
+	for _, out := range st.outputs {
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return err
 		}
-		if err := rename(from, st.outputs[i]); err != nil {
-			return fmt.Errorf("publishing %s: %w", st.outputs[i], err)
+		if err := rename(filepath.Join(dir, filepath.Base(out)), out); err != nil {
+			return fmt.Errorf("publishing %s: %w", out, err)
 		}
-	}
-	if len(st.staged) == 0 {
-		return nil
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -171,13 +164,14 @@ func publish(st stage, dir string) error {
 	return nil
 }
 
-// stagedPaths returns the final and staged paths of the named files.
-func stagedPaths(finalDir, stagingDir string, names ...string) (outputs, staged []string) {
-	for _, n := range names {
-		outputs = append(outputs, filepath.Join(finalDir, n))
-		staged = append(staged, filepath.Join(stagingDir, n))
+// finalPaths returns where publish moves the files a stage writes to
+// staged: the same names in dir.
+func finalPaths(dir string, staged []string) []string {
+	outputs := make([]string, len(staged))
+	for i, p := range staged {
+		outputs[i] = filepath.Join(dir, filepath.Base(p))
 	}
-	return outputs, staged
+	return outputs
 }
 
 // plan lists the stages of the configuration with their paths filled in.
@@ -193,16 +187,9 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		if ml.Movies != "" {
 			ins = append(ins, ml.Movies)
 		}
-		outs, staged := stagedPaths(c.Output, ml.Output, VocabFile, CountsFile)
 		plan = append(plan, stage{
-			name: "movielens", settings: ml, seed: ml.Seed, inputs: ins, outputs: outs, staged: staged,
-			run: func(ctx context.Context) (any, error) {
-				p := opt.Reporter.Progress("movielens", UnitBytes, 0)
-				defer p.Done()
-				ml := ml
-				ml.Progress = ReadCounter(p)
-				return stages.MovieLens(ctx, ml)
-			},
+			name: "movielens", settings: ml, seed: ml.Seed, inputs: ins, outputs: []string{vocab, counts},
+			run: func(ctx context.Context) (any, error) { return MovieLens(ctx, opt.Reporter, ml) },
 		})
 	} else {
 		paths, err := input.Expand(c.Input.Paths)
@@ -212,28 +199,16 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		tk := c.Tokenize
 		tk.Input, tk.Output, tk.Threads = *c.Input, filepath.Join(c.staging("tokenize"), VocabFile), c.Threads
 		plan = append(plan, stage{
-			name: "tokenize", settings: tk, inputs: paths, outputs: []string{vocab}, staged: []string{tk.Output},
-			run: func(ctx context.Context) (any, error) {
-				p := opt.Reporter.Progress("tokenize", UnitBytes, 0)
-				defer p.Done()
-				tk := tk
-				tk.Progress = ReadCounter(p)
-				return stages.Tokenize(ctx, tk)
-			},
+			name: "tokenize", settings: tk, inputs: paths, outputs: []string{vocab},
+			run: func(ctx context.Context) (any, error) { return Tokenize(ctx, opt.Reporter, tk) },
 		})
 		ct := c.Count
 		ct.Input, ct.Vocab, ct.Output = *c.Input, vocab, filepath.Join(c.staging("count"), CountsFile)
 		ct.Threads, ct.Memory, ct.TempDir = c.Threads, int64(c.Memory), c.TempDir
 		ct.Seed = seedOr(ct.Seed, c.Seed)
 		plan = append(plan, stage{
-			name: "count", settings: ct, seed: ct.Seed, inputs: append(paths, vocab), outputs: []string{counts}, staged: []string{ct.Output},
-			run: func(ctx context.Context) (any, error) {
-				p := opt.Reporter.Progress("count", UnitBytes, 0)
-				defer p.Done()
-				ct := ct
-				ct.Progress = ReadCounter(p)
-				return stages.Count(ctx, ct)
-			},
+			name: "count", settings: ct, seed: ct.Seed, inputs: append(paths, vocab), outputs: []string{counts},
+			run: func(ctx context.Context) (any, error) { return Count(ctx, opt.Reporter, ct) },
 		})
 	}
 	if c.SkipFit {
@@ -244,48 +219,36 @@ func (c Config) plan(opt Options) ([]stage, error) {
 	ft.Threads, ft.Memory, ft.TempDir = c.Threads, int64(c.Memory), c.TempDir
 	ft.Seed = seedOr(ft.Seed, c.Seed)
 	ft = ft.WithDefaults()
-	var files []string
-	for _, p := range ft.Outputs() {
-		files = append(files, filepath.Base(p))
-	}
-	outs, staged := stagedPaths(filepath.Join(c.Output, FitDir), ft.Output, files...)
+	fitDir := filepath.Join(c.Output, FitDir)
 	plan = append(plan, stage{
-		name: "fit", settings: ft, seed: ft.Seed, inputs: []string{counts, vocab}, outputs: outs, staged: staged,
+		name: "fit", settings: ft, seed: ft.Seed, inputs: []string{counts, vocab}, outputs: finalPaths(fitDir, ft.Outputs()),
 		run: func(ctx context.Context) (any, error) {
-			p := opt.Reporter.Progress("fit", "sweeps", FitSweeps(ft))
-			defer p.Done()
 			ft := ft
-			ft.OnSweep = chainSweeps(SweepCounter(p), ft.OnSweep)
 			// An interrupted fit of the same inputs and settings continues
 			// from its checkpoint (--force starts over).
 			if ft.Resume = !opt.Force && stages.FitCheckpointMatches(ft); ft.Resume {
 				opt.Reporter.Stage("fit").Info("resuming the interrupted fit from its checkpoint")
 			}
-			st, err := stages.Fit(ctx, ft)
-			for _, w := range st.Warnings {
-				opt.Reporter.Stage("fit").Warn(w)
+			st, err := Fit(ctx, opt.Reporter, ft)
+			var interrupted *stages.InterruptedError
+			if errors.As(err, &interrupted) {
+				interrupted.HowToResume = "run the same pwe run again to continue (--force starts over)"
 			}
 			return st, err
 		},
 	})
-	fitDir := filepath.Join(c.Output, FitDir)
 	var summarized []string
 	if c.Summarize.Wants() {
 		sm := c.Summarize
 		sm.Fit, sm.Output, sm.Threads = fitDir, c.staging("summarize"), c.Threads
 		sm = sm.WithDefaults()
-		var names []string
-		for _, p := range sm.Outputs() {
-			names = append(names, filepath.Base(p))
-		}
-		outs, staged := stagedPaths(fitDir, sm.Output, names...)
-		summarized = outs
+		summarized = finalPaths(fitDir, sm.Outputs())
 		ins := []string{filepath.Join(fitDir, stages.DrawsFile)}
 		if sm.Pairs != "" {
 			ins = append(ins, sm.Pairs)
 		}
 		plan = append(plan, stage{
-			name: "summarize", settings: sm, inputs: ins, outputs: outs, staged: staged,
+			name: "summarize", settings: sm, inputs: ins, outputs: summarized,
 			run: func(ctx context.Context) (any, error) { return stages.Summarize(ctx, sm) },
 		})
 	}
@@ -302,23 +265,11 @@ func (c Config) plan(opt Options) ([]stage, error) {
 			ins = append(ins, filepath.Join(fitDir, stages.SampleStatsFile), filepath.Join(fitDir, stages.SummaryFile))
 		}
 		plan = append(plan, stage{
-			name: "report", settings: rp.WithDefaults(), inputs: append(ins, summarized...), outputs: []string{final}, staged: []string{rp.Output},
+			name: "report", settings: rp.WithDefaults(), inputs: append(ins, summarized...), outputs: []string{final},
 			run: func(ctx context.Context) (any, error) { return stages.Report(ctx, rp) },
 		})
 	}
 	return plan, nil
-}
-
-// chainSweeps calls both sweep hooks: a library caller's Fit.OnSweep
-// survives the progress report's.
-func chainSweeps(a, b func(chain, sweep int)) func(chain, sweep int) {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	}
-	return func(chain, sweep int) { a(chain, sweep); b(chain, sweep) }
 }
 
 func seedOr(s, fallback uint64) uint64 {

@@ -196,3 +196,55 @@ func TestRunPublishesEveryFitMethodsOutputs(t *testing.T) {
 		})
 	}
 }
+
+// TestRunPublishesSummarizeAndReport runs the stages after the fit: the
+// summaries land beside the fit's files, the report at an absolute path
+// in a directory that does not exist yet, the manifest records exactly
+// those files, and no staging directory is left.
+func TestRunPublishesSummarizeAndReport(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "reports", "austen.html")
+	cfg := loadConfig(t, dir, config+"summarize:\n  pairs_all_among: [the, and, of]\n  neighbours: [the]\n  top: 3\nreport: "+report+"\n")
+	rep, err := Run(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"tokenize", "count", "fit", "summarize", "report"}; !slices.Equal(rep.Ran, want) {
+		t.Fatalf("ran %v, want %v", rep.Ran, want)
+	}
+	fitDir := filepath.Join(cfg.Output, FitDir)
+	entries, err := os.ReadDir(fitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	want := []string{"draws.parquet", "map.parquet", "neighbours.parquet", "sample_stats.parquet", "similarity.parquet", "summary.parquet"}
+	if !slices.Equal(got, want) {
+		t.Errorf("fit directory holds %v, want %v", got, want)
+	}
+	man, err := readManifest(filepath.Join(cfg.Output, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, files := range map[string][]string{
+		"summarize": {filepath.Join(fitDir, "similarity.parquet"), filepath.Join(fitDir, "neighbours.parquet")},
+		"report":    {report},
+	} {
+		rec := man.find(name)
+		if rec == nil {
+			t.Errorf("the manifest has no %s record", name)
+			continue
+		}
+		var paths []string
+		for _, fp := range rec.Outputs {
+			paths = append(paths, fp.Path)
+		}
+		if !slices.Equal(paths, files) {
+			t.Errorf("the manifest records %s outputs %v, want %v", name, paths, files)
+		}
+	}
+	assertManifestMatchesFiles(t, cfg.Output)
+}

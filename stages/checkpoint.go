@@ -57,13 +57,21 @@ var ErrNoCheckpoint = errors.New("stages: no checkpoint to resume")
 
 // InterruptedError is returned by a fit whose context was cancelled after
 // every chain saved its state: the same fit with Resume set continues it.
+// Its message is the one pwe gives the user.
 type InterruptedError struct {
 	Checkpoint string // the checkpoint directory
-	Err        error  // the context's error
+	// HowToResume ends the message (default: run the same command with
+	// --resume); pwe run, which resumes by itself, says what to do instead.
+	HowToResume string
+	Err         error // the context's error
 }
 
 func (e *InterruptedError) Error() string {
-	return fmt.Sprintf("interrupted; the chains' state is saved in %s: run the same command with --resume to continue", e.Checkpoint)
+	how := e.HowToResume
+	if how == "" {
+		how = "run the same command with --resume to continue"
+	}
+	return fmt.Sprintf("interrupted; the chains' state is saved in %s: %s", e.Checkpoint, how)
 }
 
 func (e *InterruptedError) Unwrap() error { return e.Err }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pwe-project/pwe/pipeline"
+	"github.com/pwe-project/pwe/stages"
 )
 
 // Exit codes: DESIGN.md section 4.
@@ -34,15 +35,22 @@ func usagef(format string, args ...any) error {
 var errHelp = errors.New("help requested")
 
 // exitCode maps the outcome of a command to the process exit code, logging
-// the error. It is the one place that decides exit codes.
+// the error. It is the one place that decides exit codes and the one that
+// tells the user a run was interrupted.
 func exitCode(err error, log *slog.Logger) int {
 	var ue *usageError
+	var fit *stages.InterruptedError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
 	case errors.As(err, &ue):
 		log.Error(err.Error())
 		return exitUsage
+	case errors.As(err, &fit):
+		// Where the chains' state is and how to continue, whether pwe fit
+		// or pwe run was interrupted.
+		log.With(pipeline.StageKey, "fit").Error(fit.Error())
+		return exitRuntime
 	case errors.Is(err, context.Canceled):
 		log.Error("interrupted")
 		return exitRuntime

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -78,21 +77,11 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 					e.stage("fit").Warn(fmt.Sprintf("%s holds an interrupted fit; starting over (add --resume to continue it instead)",
 						filepath.Join(cfg.Output, stages.CheckpointDir)))
 				}
-				progress := e.rep.Progress("fit", "sweeps", pipeline.FitSweeps(cfg))
-				cfg.OnSweep = pipeline.SweepCounter(progress)
-				st, err := stages.Fit(ctx, cfg)
-				progress.Done()
-				log := e.stage("fit")
-				for _, w := range st.Warnings {
-					log.Warn(w)
-				}
-				var interrupted *stages.InterruptedError
-				if errors.As(err, &interrupted) {
-					log.Error(interrupted.Error())
-				}
+				st, err := pipeline.Fit(ctx, e.rep, cfg)
 				if err != nil {
 					return fmt.Errorf("fit: %w", err)
 				}
+				log := e.stage("fit")
 				summary := []any{slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.MAPSeconds+st.GibbsSeconds+st.SummarySecond)}
 				mapLine := fmt.Sprintf("V=%d, %d unique pairs; MAP log posterior %.6g after %d iterations (%.2fs); anchors %v at the %s",
 					st.V, st.Pairs, st.MAPLogPost, st.MAPIter, st.MAPSeconds, st.Anchors, anchorValuesText(st))

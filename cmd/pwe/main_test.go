@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pwe-project/pwe/pipeline"
+	"github.com/pwe-project/pwe/stages"
 )
 
 func runPwe(args ...string) (stdout, stderr string, code int) {
@@ -40,6 +45,31 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// TestExitCodeInterrupted checks the message and exit code of an
+// interrupted command: a fit's says where the chains' state is and how to
+// continue (pwe fit's, or pwe run's as pipeline words it), once, even
+// under --quiet.
+func TestExitCodeInterrupted(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("fit: %w", &stages.InterruptedError{Checkpoint: "out/checkpoint", Err: context.Canceled}),
+			"fit: interrupted; the chains' state is saved in out/checkpoint: run the same command with --resume to continue\n"},
+		{fmt.Errorf("run: fit: %w", &stages.InterruptedError{Checkpoint: "out/.pwe-staging/fit/checkpoint",
+			HowToResume: "run the same pwe run again to continue (--force starts over)", Err: context.Canceled}),
+			"fit: interrupted; the chains' state is saved in out/.pwe-staging/fit/checkpoint: run the same pwe run again to continue (--force starts over)\n"},
+		{fmt.Errorf("tokenize: %w", context.Canceled), "pwe: interrupted\n"},
+	}
+	for _, c := range cases {
+		var log bytes.Buffer
+		code := exitCode(c.err, pipeline.NewReporter(&log, pipeline.ReporterConfig{Quiet: true}).Logger())
+		if code != exitRuntime || log.String() != c.want {
+			t.Errorf("%v: exit %d, message %q; want exit %d, %q", c.err, code, log.String(), exitRuntime, c.want)
+		}
+	}
+}
+
 // TestHelp checks that every command documents its flags and an example.
 func TestHelp(t *testing.T) {
 	for _, c := range commands {
@@ -67,6 +97,25 @@ func TestTokenizeCountInspect(t *testing.T) {
 	}
 	if lines := strings.Count(stdout[strings.Index(stdout, "rows ("):], "\n"); lines != 3 {
 		t.Errorf("inspect --rows 2 printed %d row lines:\n%s", lines-1, stdout)
+	}
+}
+
+// TestTextWarnings checks that pwe tokenize and pwe count warn of
+// invalid UTF-8 in the corpus, as pwe run's stages do.
+func TestTextWarnings(t *testing.T) {
+	dir := t.TempDir()
+	corpus, vocab, counts := filepath.Join(dir, "corpus.txt"), filepath.Join(dir, "v.parquet"), filepath.Join(dir, "c.parquet")
+	if err := os.WriteFile(corpus, []byte("the cat sat on the mat\nthe dog ate the caf\xff\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"tokenize", corpus, "-o", vocab},
+		{"count", corpus, "--vocab", vocab, "-o", counts},
+	} {
+		_, stderr, code := runPwe(args...)
+		if want := args[0] + ": warning: replaced 1 bytes of invalid UTF-8\n"; code != exitOK || !strings.Contains(stderr, want) {
+			t.Errorf("pwe %v: exit %d, stderr %q; want %q", args, code, stderr, want)
+		}
 	}
 }
 

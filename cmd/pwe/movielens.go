@@ -58,10 +58,7 @@ DIR/vocab.parquet (external_id = movieId) and DIR/counts.parquet.`,
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("movielens: %v", err)
 				}
-				progress := e.rep.Progress("movielens", pipeline.UnitBytes, 0)
-				cfg.Progress = pipeline.ReadCounter(progress)
-				st, err := stages.MovieLens(ctx, cfg)
-				progress.Done()
+				st, err := pipeline.MovieLens(ctx, e.rep, cfg)
 				if err != nil {
 					return fmt.Errorf("movielens: %w", err)
 				}
@@ -78,10 +75,6 @@ DIR/vocab.parquet (external_id = movieId) and DIR/counts.parquet.`,
 					st.PositivePairs, st.UniquePairs, st.Spills, st.Seconds,
 					filepath.Join(cfg.Output, "vocab.parquet"), filepath.Join(cfg.Output, "counts.parquet")),
 					slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.Seconds))
-				if st.SkippedLines+st.SkippedTitleLines > 0 {
-					log.Warn(fmt.Sprintf("skipped %d malformed rating lines and %d title lines; the first: %v",
-						st.SkippedLines, st.SkippedTitleLines, st.FirstSkipped))
-				}
 				switch {
 				case cfg.Token == "id":
 				case !st.TitlesFile:

@@ -90,8 +90,8 @@ func TestFitInterruptResume(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != exitRuntime {
 		t.Fatalf("interrupted fit: %v, want exit code %d; stderr:\n%s", err, exitRuntime, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "--resume") {
-		t.Errorf("the interrupted fit does not say how to resume:\n%s", stderr.String())
+	if want := "fit: interrupted; the chains' state is saved in " + ckpt + ": run the same command with --resume to continue\n"; !strings.Contains(stderr.String(), want) || strings.Count(stderr.String(), "interrupted") != 1 {
+		t.Errorf("the interrupted fit does not say once where its state is and how to resume (%q):\n%s", want, stderr.String())
 	}
 	for _, name := range outputs {
 		if !bytes.Equal(before[name], read(t, filepath.Join(out, name))) {

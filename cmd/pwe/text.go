@@ -50,22 +50,12 @@ words (UAX #29), case-folded unless --no-lower.`,
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("tokenize: %v", err)
 				}
-				progress := e.rep.Progress("tokenize", pipeline.UnitBytes, 0)
-				cfg.Progress = pipeline.ReadCounter(progress)
-				st, err := stages.Tokenize(ctx, cfg)
-				progress.Done()
+				st, err := pipeline.Tokenize(ctx, e.rep, cfg)
 				if err != nil {
 					return fmt.Errorf("tokenize: %w", err)
 				}
-				log := e.stage("tokenize")
-				log.Info(st.Summary()+" -> "+cfg.Output,
+				e.stage("tokenize").Info(st.Summary()+" -> "+cfg.Output,
 					slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.Seconds))
-				if st.InvalidUTF8 > 0 {
-					log.Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
-				}
-				if st.SkippedRecords > 0 {
-					log.Warn(fmt.Sprintf("skipped %d records without text", st.SkippedRecords))
-				}
 				return nil
 			}
 		},
@@ -110,10 +100,7 @@ vocab.parquet.`,
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("count: %v", err)
 				}
-				progress := e.rep.Progress("count", pipeline.UnitBytes, 0)
-				cfg.Progress = pipeline.ReadCounter(progress)
-				st, err := stages.Count(ctx, cfg)
-				progress.Done()
+				st, err := pipeline.Count(ctx, e.rep, cfg)
 				if err != nil {
 					return fmt.Errorf("count: %w", err)
 				}
@@ -122,9 +109,6 @@ vocab.parquet.`,
 					slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.Seconds))
 				if cfg.Append != "" {
 					log.Info(appendSummary(st, cfg.Append))
-				}
-				if st.InvalidUTF8 > 0 {
-					log.Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
 				}
 				return nil
 			}

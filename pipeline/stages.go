@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pwe-project/pwe/stages"
+)
+
+// The long stages as pwe's commands and Run call them: each reports its
+// progress through a Reporter and logs its warnings as the stage's own
+// (nil Reporter: silent). The warnings come before the caller's summary.
+
+// Tokenize runs stages.Tokenize, reporting the bytes it reads.
+func Tokenize(ctx context.Context, r *Reporter, cfg stages.TokenizeConfig) (stages.TokenizeStats, error) {
+	p := r.Progress("tokenize", UnitBytes, 0)
+	cfg.Progress = readCounter(p)
+	st, err := stages.Tokenize(ctx, cfg)
+	p.Done()
+	log := r.Stage("tokenize")
+	if st.InvalidUTF8 > 0 {
+		log.Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
+	}
+	if st.SkippedRecords > 0 {
+		log.Warn(fmt.Sprintf("skipped %d records without text", st.SkippedRecords))
+	}
+	return st, err
+}
+
+// Count runs stages.Count, reporting the bytes it reads.
+func Count(ctx context.Context, r *Reporter, cfg stages.CountConfig) (stages.CountStats, error) {
+	p := r.Progress("count", UnitBytes, 0)
+	cfg.Progress = readCounter(p)
+	st, err := stages.Count(ctx, cfg)
+	p.Done()
+	if st.InvalidUTF8 > 0 {
+		r.Stage("count").Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
+	}
+	return st, err
+}
+
+// MovieLens runs stages.MovieLens, reporting the bytes it reads.
+func MovieLens(ctx context.Context, r *Reporter, cfg stages.MovieLensConfig) (stages.MovieLensStats, error) {
+	p := r.Progress("movielens", UnitBytes, 0)
+	cfg.Progress = readCounter(p)
+	st, err := stages.MovieLens(ctx, cfg)
+	p.Done()
+	if st.SkippedLines+st.SkippedTitleLines > 0 {
+		r.Stage("movielens").Warn(fmt.Sprintf("skipped %d malformed rating lines and %d title lines; the first: %v",
+			st.SkippedLines, st.SkippedTitleLines, st.FirstSkipped))
+	}
+	return st, err
+}
+
+// Fit runs stages.Fit, reporting its sweeps (a resumed fit starts at the
+// sweeps already done); cfg.OnSweep, if set, is called too. The warnings
+// are logged even when the fit fails.
+func Fit(ctx context.Context, r *Reporter, cfg stages.FitConfig) (stages.FitStats, error) {
+	p := r.Progress("fit", "sweeps", fitSweeps(cfg))
+	cfg.OnSweep = chainSweeps(sweepCounter(p), cfg.OnSweep)
+	st, err := stages.Fit(ctx, cfg)
+	p.Done()
+	log := r.Stage("fit")
+	for _, w := range st.Warnings {
+		log.Warn(w)
+	}
+	return st, err
+}
+
+// chainSweeps calls both sweep hooks: a library caller's Fit.OnSweep
+// survives the progress report's.
+func chainSweeps(a, b func(chain, sweep int)) func(chain, sweep int) {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(chain, sweep int) { a(chain, sweep); b(chain, sweep) }
+}
