@@ -88,8 +88,6 @@ type groupMover struct {
 	k, mA, panel []float64
 	mw           []float64
 
-	z []float64
-
 	pcg *rand.PCG
 	rng *rand.Rand
 }
@@ -126,7 +124,6 @@ func newGroupMover(d *Data, dim int, prec0 float64, anchors []int, anchor []bool
 		exp:   expScratch{pow: nd(), term: nd(), next: nd()},
 		w:     make([]float64, dim),
 		row:   make([]float64, dim),
-		z:     make([]float64, dim*dim),
 		k:     make([]float64, len(anchors)*dim),
 		mA:    make([]float64, len(anchors)*dim*dim),
 		panel: make([]float64, maxDeg*dim),
