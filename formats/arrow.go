@@ -145,28 +145,20 @@ type encoder[T any] interface {
 // countsEncoder keeps the columns in plain slices reused from batch to
 // batch and hands them to Arrow without copying.
 type countsEncoder struct {
-	t, c []int32
-	p, n []float64
+	countColumns
 }
 
-func (e *countsEncoder) add(rows []CountRow) {
-	for _, r := range rows {
-		e.t = append(e.t, r.TargetID)
-		e.c = append(e.c, r.ContextID)
-		e.p = append(e.p, r.NPos)
-		e.n = append(e.n, r.NNeg)
-	}
-}
+func (e *countsEncoder) add(rows []CountRow) { e.appendRows(rows) }
 
 func (e *countsEncoder) arrays() []arrow.Array {
-	n := len(e.t)
+	n := e.len()
 	cols := []arrow.Array{
-		fixedWidth(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(e.t)),
-		fixedWidth(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(e.c)),
-		fixedWidth(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(e.p)),
-		fixedWidth(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(e.n)),
+		fixedWidth(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(e.target)),
+		fixedWidth(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(e.context)),
+		fixedWidth(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(e.npos)),
+		fixedWidth(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(e.nneg)),
 	}
-	e.t, e.c, e.p, e.n = e.t[:0], e.c[:0], e.p[:0], e.n[:0]
+	e.reset()
 	return cols
 }
 

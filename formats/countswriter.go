@@ -52,21 +52,13 @@ const (
 
 // countsPage holds up to countsPageRows rows as columns.
 type countsPage struct {
-	target, context []int32
-	npos, nneg      []float64
+	countColumns
 	// pending counts the column encoders that have yet to read the page.
 	pending atomic.Int32
 }
 
 func newCountsPage() *countsPage {
-	return &countsPage{
-		target: make([]int32, 0, countsPageRows), context: make([]int32, 0, countsPageRows),
-		npos: make([]float64, 0, countsPageRows), nneg: make([]float64, 0, countsPageRows),
-	}
-}
-
-func (p *countsPage) reset() {
-	p.target, p.context, p.npos, p.nneg = p.target[:0], p.context[:0], p.npos[:0], p.nneg[:0]
+	return &countsPage{countColumns: makeCountColumns(countsPageRows)}
 }
 
 // CountsWriter writes counts.parquet.
@@ -205,20 +197,10 @@ func (w *CountsWriter) Write(rows []CountRow) error {
 	}
 	for len(rows) > 0 {
 		p := w.cur
-		n := min(len(rows), countsPageRows-len(p.target))
-		k := len(p.target)
-		p.target, p.context = p.target[:k+n], p.context[:k+n]
-		p.npos, p.nneg = p.npos[:k+n], p.nneg[:k+n]
-		src := rows[:n]
-		tg, cx, np, nn := p.target[k:k+n], p.context[k:k+n], p.npos[k:k+n], p.nneg[k:k+n]
-		// Reslicing to len(src) lets the compiler drop the bounds checks.
-		tg, cx, np, nn = tg[:len(src)], cx[:len(src)], np[:len(src)], nn[:len(src)]
-		for i := range src {
-			r := &src[i]
-			tg[i], cx[i], np[i], nn[i] = r.TargetID, r.ContextID, r.NPos, r.NNeg
-		}
+		n := min(len(rows), countsPageRows-p.len())
+		p.appendRows(rows[:n])
 		rows = rows[n:]
-		if len(p.target) == countsPageRows {
+		if p.len() == countsPageRows {
 			if err := w.send(); err != nil {
 				return err
 			}
@@ -278,7 +260,7 @@ func (w *CountsWriter) Close() error {
 	if w.ended {
 		return fmt.Errorf("writing %s: Close after Close or Abort", w.file.Name())
 	}
-	if len(w.cur.target) > 0 {
+	if w.cur.len() > 0 {
 		if err := w.send(); err != nil {
 			w.stop()
 			w.file.Abort()
@@ -402,7 +384,7 @@ func (e *countsColumnEncoder) page(p *countsPage) error {
 	if err != nil {
 		return err
 	}
-	c.rows += int64(len(p.target))
+	c.rows += int64(p.len())
 	if c.rows >= RowGroupRows {
 		return e.endChunk()
 	}

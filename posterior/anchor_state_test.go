@@ -6,7 +6,10 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/posterior/diag"
 )
 
 // lastState runs the unanchored chain AnchorState documents in another
@@ -98,7 +101,9 @@ func TestAnchorStateAtMAP(t *testing.T) {
 // the draw's context vectors then have the posterior's scale, which is
 // about the prior's: the mean of n squared coordinates is s^2 within
 // 5 sd of a chi-square mean, s^2 sqrt(2/n). With much data the MAP is
-// not degenerate and auto keeps it.
+// not degenerate and auto keeps it; the scale ratio it reports is then
+// checked against the law of the ratio over draws of the same chain
+// (strongScaleRatio).
 func TestAnchorStateAuto(t *testing.T) {
 	const v, dim, s = 100, 2, 0.3
 	var rows []formats.CountRow
@@ -141,12 +146,62 @@ func TestAnchorStateAuto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Drawn || res.State != m || res.MAPDegenerate() || !(res.ScaleRatio > 0.8 && res.ScaleRatio < 1.2) {
+	if res.Drawn || res.State != m || res.MAPDegenerate() {
 		t.Fatalf("strong data: drawn %v, scale ratio %v; want the MAP", res.Drawn, res.ScaleRatio)
 	}
 	want, err := ChooseAnchors(strong, m, AnchorRule{})
 	if err != nil || !slices.Equal(res.Anchors, want) {
 		t.Fatalf("strong data: anchors %v, want the MAP's %v (%v)", res.Anchors, want, err)
+	}
+	strongScaleRatio(t, strong, m, res.ScaleRatio, lastState(t, strong, m, DefaultAnchorSweeps, 1, 3))
+}
+
+// strongScaleRatio checks got, AnchorState's scale ratio: the MAP's
+// context sum of squares (over the tokens with context counts) over that
+// of last, the chain's last state, to rounding. That is one draw, so got
+// is checked against the ratio's law too: chains x draws reference draws
+// of the same chain (unanchored, from the MAP, no frame-change moves,
+// another seed), from the sweep whose state AnchorState keeps on, give a
+// mean, an sd (the spread of one draw) and the mean's Monte Carlo error
+// (sd over the root of the ESS). got must lie within the two-sided 10^-3
+// normal bound of that mean, the two errors combined as its standard
+// error, and DegenerateMAPRatio below the bound, so that auto keeping the
+// MAP does not depend on the seed.
+func strongScaleRatio(t *testing.T, d *Data, m *Params, got float64, last *Params) {
+	t.Helper()
+	const chains, draws = 4, 100
+	contextSS := func(p *Params) float64 {
+		var ss float64
+		for j := range d.v {
+			if d.degree(sideAlpha, j) > 0 {
+				ss += sumSquares(p.Context(j))
+			}
+		}
+		return ss
+	}
+	mapSS := contextSS(m)
+	if want := mapSS / contextSS(last); math.Abs(got-want) > 1e-14*want {
+		t.Fatalf("strong data: scale ratio %v, the chain's last state gives %v", got, want)
+	}
+	ref := newCollector(chains, func(p *Params) float64 { return mapSS / contextSS(p) })
+	_, err := Gibbs(context.Background(), d, m, GibbsConfig{
+		Chains: chains, Warmup: DefaultAnchorSweeps - 1, Draws: draws, Init: InitMAP, Threads: 1, Seed: 17,
+		Anchors: AnchorRule{Kind: AnchorNone}, GroupMoves: NoGroupMoves,
+	}, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratios := ref.draws[0]
+	mean, sd, mcse := flatMean(ratios), flatSD(ratios), diag.MCSEMean(ratios)
+	crit := distuv.UnitNormal.Quantile(1 - 1e-3/2)
+	z := (got - mean) / math.Hypot(sd, mcse)
+	t.Logf("strong data: scale ratio %.4f; reference draws %.4f, sd %.4f, MCSE %.4f (ESS %.0f); z = %.2f (critical %.2f)",
+		got, mean, sd, mcse, diag.ESSBasic(ratios), z, crit)
+	if math.Abs(z) > crit {
+		t.Errorf("strong data: scale ratio %.4f is not a draw of the ratio's law, mean %.4f, sd %.4f (z = %.2f)", got, mean, sd, z)
+	}
+	if mean-crit*math.Hypot(sd, mcse) <= DegenerateMAPRatio {
+		t.Errorf("strong data: the ratio's law, mean %.4f, sd %.4f, does not clear DegenerateMAPRatio %v", mean, sd, DegenerateMAPRatio)
 	}
 }
 

@@ -284,13 +284,20 @@ func (d *decoder) params() *Params {
 	return p
 }
 
-// chain is one running chain of Gibbs.
+// chain is one running chain of Gibbs. Besides p, whatever a sweep changes
+// and the next sweep reads lives in progress (and the mover's groupAdapt),
+// so that backup keeps all of it with one value copy.
 type chain struct {
-	c               int
+	c     int
+	p     *Params
+	mover *groupMover
+	eval  *evaluator
+	progress
+}
+
+// progress is where a chain stands, apart from its Params.
+type progress struct {
 	sweep           int // sweeps completed
-	p               *Params
-	mover           *groupMover
-	eval            *evaluator
 	tried, accepted int
 	mark            time.Time // wall time of the previous kept draw or the end of warmup
 }
@@ -307,33 +314,30 @@ func (ch *chain) state() *ChainState {
 
 // backup holds a chain's state at the start of a sweep, so that a sweep
 // cut short by cancellation can be undone and the checkpoint taken at the
-// last completed sweep.
+// last completed sweep. The Params are copied deeply, as a sweep updates
+// them in place; progress and groupAdapt are copied by value, so a field
+// added to either is kept without a change here.
 type backup struct {
-	p               *Params
-	logEps          float64
-	steps           int
-	precond         []float64 // never modified in place, so sharing it is safe
-	tried, accepted int
-	mark            time.Time
+	p        *Params
+	progress progress
+	adapt    groupAdapt
 }
 
 func (b *backup) save(ch *chain) {
 	if b.p == nil {
 		b.p = NewParams(ch.p.V, ch.p.D)
 	}
-	copy(b.p.Rho, ch.p.Rho)
-	copy(b.p.Alpha, ch.p.Alpha)
+	b.p.copyFrom(ch.p)
+	b.progress = ch.progress
 	if ch.mover != nil {
-		b.logEps, b.steps, b.precond = ch.mover.logEps, ch.mover.steps, ch.mover.precond
+		b.adapt = ch.mover.groupAdapt
 	}
-	b.tried, b.accepted, b.mark = ch.tried, ch.accepted, ch.mark
 }
 
 func (b *backup) restore(ch *chain) {
-	copy(ch.p.Rho, b.p.Rho)
-	copy(ch.p.Alpha, b.p.Alpha)
+	ch.p.copyFrom(b.p)
+	ch.progress = b.progress
 	if ch.mover != nil {
-		ch.mover.logEps, ch.mover.steps, ch.mover.precond = b.logEps, b.steps, b.precond
+		ch.mover.groupAdapt = b.adapt
 	}
-	ch.tried, ch.accepted, ch.mark = b.tried, b.accepted, b.mark
 }

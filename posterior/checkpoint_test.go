@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -279,6 +280,78 @@ func TestChainStateEncoding(t *testing.T) {
 	}
 	if err := g.restore(&GroupState{Precond: []float64{1}}); err == nil {
 		t.Error("a factor of the wrong size was accepted")
+	}
+}
+
+// TestBackupUndoesStep takes every warmup sweep's step (the adapting ones
+// and the one that sets the preconditioner) and the first kept draw's,
+// undoes it from a backup, and checks that the chain is where it was:
+// Params, progress and the mover's adapted state. The step's effect is
+// checked too, lest the test pass on steps that change nothing.
+func TestBackupUndoesStep(t *testing.T) {
+	d, _ := simulate(t, 30, 3, 3000, 5)
+	start := mapFor(t, d, 3)
+	cfg := checkpointConfig(1)
+	cfg.Dim = start.D
+	cfg = cfg.withDefaults()
+	anchors, err := ChooseAnchors(d, start, cfg.Anchors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSampler(context.Background(), d, cfg, anchors)
+	defer s.close()
+	ch, err := s.newChain(0, start, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	draws := 0
+	deliver := func(int, int, *Params, DrawStats) error { draws++; return nil }
+	var b backup
+	for sw := range cfg.Warmup + cfg.Thin {
+		p, at, adapt := ch.p.Clone(), ch.progress, ch.mover.groupAdapt
+		adapt.precond = slices.Clone(adapt.precond)
+		b.save(ch)
+		if err := s.step(ch, sw, deliver); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Equal(ch.p.Rho, p.Rho) || ch.tried == at.tried || sw < cfg.Warmup && ch.mover.steps == adapt.steps {
+			t.Fatalf("sweep %d changed too little to test the backup", sw)
+		}
+		b.restore(ch)
+		if !reflect.DeepEqual(ch.p, p) || ch.progress != at || !reflect.DeepEqual(ch.mover.groupAdapt, adapt) {
+			t.Fatalf("sweep %d: restored %d of %d moves accepted, log eps %v after %d steps; want %d of %d, %v after %d",
+				sw, ch.accepted, ch.tried, ch.mover.logEps, ch.mover.steps, at.accepted, at.tried, adapt.logEps, adapt.steps)
+		}
+		if err := s.step(ch, sw, deliver); err != nil {
+			t.Fatal(err)
+		}
+		ch.sweep = sw + 1
+	}
+	if ch.mover.precond == nil || draws != 2 {
+		t.Fatalf("preconditioner %v, %d draws delivered: the loop missed the sweeps it means to test", ch.mover.precond != nil, draws)
+	}
+}
+
+// TestCheckpointCarriesState lists the fields backup copies by value,
+// which a checkpoint must carry too: a field added to progress or
+// groupAdapt fails here until chain.state, sampler.newChain (for
+// progress) or groupMover.state and restore (for groupAdapt), and the
+// ChainState encoding, carry it.
+func TestCheckpointCarriesState(t *testing.T) {
+	for _, c := range []struct {
+		typ  reflect.Type
+		want []string
+	}{
+		{reflect.TypeFor[progress](), []string{"sweep", "tried", "accepted", "mark"}},
+		{reflect.TypeFor[groupAdapt](), []string{"logEps", "steps", "precond"}},
+	} {
+		var got []string
+		for f := range c.typ.Fields() {
+			got = append(got, f.Name)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%v has fields %v, checkpoints carry %v", c.typ, got, c.want)
+		}
 	}
 }
 

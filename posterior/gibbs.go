@@ -362,7 +362,7 @@ func Gibbs(ctx context.Context, d *Data, start *Params, cfg GibbsConfig, sink Si
 // newChain sets chain c up at its start, or at resume when not nil.
 func (s *sampler) newChain(c int, start *Params, resume *ChainState) (*chain, error) {
 	cfg := s.cfg
-	ch := &chain{c: c, eval: newEvaluator(s.d, cfg.Dim, cfg.Threads), mark: time.Now()}
+	ch := &chain{c: c, eval: newEvaluator(s.d, cfg.Dim, cfg.Threads), progress: progress{mark: time.Now()}}
 	if cfg.GroupMoves > 0 {
 		ch.mover = newGroupMover(s.d, cfg.Dim, s.prec0, s.anchors, s.anchor)
 		ch.mover.omega = s.omega[c]
@@ -388,8 +388,8 @@ func (s *sampler) newChain(c int, start *Params, resume *ChainState) (*chain, er
 		}
 	}
 	ch.p = rp.Clone()
-	ch.sweep, ch.tried, ch.accepted = resume.Sweep, resume.Tried, resume.Accepted
-	ch.mark = time.Now().Add(-time.Duration(resume.Elapsed * float64(time.Second)))
+	ch.progress = progress{sweep: resume.Sweep, tried: resume.Tried, accepted: resume.Accepted,
+		mark: time.Now().Add(-time.Duration(resume.Elapsed * float64(time.Second)))}
 	if ch.mover != nil {
 		if err := ch.mover.restore(resume.Group); err != nil {
 			return nil, fmt.Errorf("chain %d: %w", c, err)

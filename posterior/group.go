@@ -63,8 +63,7 @@ type groupMover struct {
 	anchors []int
 	anchor  []bool
 
-	logEps float64 // log of the step size eps
-	steps  int     // proposals made while adapting
+	groupAdapt
 
 	p *Params // the state, unchanged until the end of a run
 
@@ -89,15 +88,23 @@ type groupMover struct {
 	k, mA, panel []float64
 	mw           []float64
 
+	pcg *rand.PCG
+	rng *rand.Rand
+}
+
+// groupAdapt is what the moves learn about the target: all of a mover's
+// state that outlives a run of moves (the rest is set up anew by every
+// run). backup copies it by value; state and restore carry it through a
+// checkpoint.
+type groupAdapt struct {
+	logEps float64 // log of the step size eps
+	steps  int     // proposals made while adapting
 	// precond, when set, is the upper Cholesky factor U of the D^2 x D^2
 	// curvature H = U^T U of the log target in the generator X = log A
 	// (row-major vec), so that proposals X = eps U^-1 z have covariance
-	// eps^2 H^-1.
+	// eps^2 H^-1. It is replaced, never changed in place, so copies of a
+	// groupAdapt may share it.
 	precond []float64
-	z       []float64
-
-	pcg *rand.PCG
-	rng *rand.Rand
 }
 
 func newGroupMover(d *Data, dim int, prec0 float64, anchors []int, anchor []bool) *groupMover {
@@ -111,13 +118,12 @@ func newGroupMover(d *Data, dim int, prec0 float64, anchors []int, anchor []bool
 		d: d, dim: dim, prec0: prec0, anchors: anchors, anchor: anchor,
 		// A step that moves each coordinate by about 5% at first; warmup
 		// adapts it.
-		logEps: math.Log(0.05 / math.Sqrt(float64(dim))),
-		r:      nd(), q: nd(), c: nd(), cInv: nd(), cNew: nd(), inv: nd(),
+		groupAdapt: groupAdapt{logEps: math.Log(0.05 / math.Sqrt(float64(dim)))},
+		r:          nd(), q: nd(), c: nd(), cInv: nd(), cNew: nd(), inv: nd(),
 		m: nd(), a: nd(), aIn: nd(), tmp: nd(),
 		exp:   expScratch{pow: nd(), term: nd(), next: nd()},
 		w:     make([]float64, dim),
 		row:   make([]float64, dim),
-		z:     make([]float64, dim*dim),
 		k:     make([]float64, len(anchors)*dim),
 		mA:    make([]float64, len(anchors)*dim*dim),
 		panel: make([]float64, maxDeg*dim),

@@ -35,9 +35,14 @@ func (p *Params) Context(j int) []float64 { return p.Alpha[j*p.D : (j+1)*p.D : (
 // Clone returns a deep copy of p.
 func (p *Params) Clone() *Params {
 	q := NewParams(p.V, p.D)
-	copy(q.Rho, p.Rho)
-	copy(q.Alpha, p.Alpha)
+	q.copyFrom(p)
 	return q
+}
+
+// copyFrom sets p's vectors to q's, which must have p's sizes.
+func (p *Params) copyFrom(q *Params) {
+	copy(p.Rho, q.Rho)
+	copy(p.Alpha, q.Alpha)
 }
 
 // Logit returns rho_i . alpha_j, the log-odds that (i, j) is a positive
