@@ -61,7 +61,7 @@ type GibbsConfig struct {
 	Dim     int // dimension D; default the start's, required without a start
 	Chains  int // independent chains; default 4
 	Warmup  int // sweeps discarded per chain; default 500, NoWarmup for none
-	Draws   int // draws kept per chain; default 500
+	Draws   int // draws kept per chain; default DefaultDraws
 	Thin    int // sweeps per kept draw; default 1
 	Inner   int // (PG, Gaussian) steps per token and sweep, the alpha side's first on the rho side's omegas; default 1
 	Init    InitMode
@@ -91,8 +91,8 @@ type GibbsConfig struct {
 	// k near -1 each token's vector jumps to the far side of its
 	// conditional mean, which turns the slow random walk of the blocked
 	// sampler along directions where rho and alpha are strongly coupled into
-	// persistent motion. Default DefaultOverrelax; NoOverrelax for plain
-	// Gibbs draws; otherwise it must lie in (-1, 1).
+	// persistent motion. Default DefaultOverrelax(Dim); NoOverrelax for
+	// plain Gibbs draws; otherwise it must lie in (-1, 1).
 	Overrelax float64
 	// Profile times the phases of the conditional draws (GibbsResult.Phases)
 	// at the cost of four clock reads per token and side.
@@ -137,7 +137,7 @@ func (c GibbsConfig) withDefaults() GibbsConfig {
 		c.Warmup = 0
 	}
 	if c.Draws == 0 {
-		c.Draws = 500
+		c.Draws = DefaultDraws
 	}
 	if c.Thin == 0 {
 		c.Thin = 1
@@ -162,16 +162,32 @@ func (c GibbsConfig) withDefaults() GibbsConfig {
 	}
 	switch c.Overrelax {
 	case 0:
-		c.Overrelax = DefaultOverrelax
+		c.Overrelax = DefaultOverrelax(c.Dim)
 	case NoOverrelax:
 		c.Overrelax = 0
 	}
 	return c
 }
 
-// DefaultOverrelax is GibbsConfig.Overrelax when it is zero; see
-// BENCHMARKS.md for the measurements behind it.
-const DefaultOverrelax = -0.95
+// DefaultOverrelax is GibbsConfig.Overrelax when it is zero:
+// -(1 - 0.2/D), at most 0.98 in size (-0.9 at D = 2, -0.96 at D = 5, -0.98
+// from D = 10 on). The coupling of the target and context blocks that
+// overrelaxation crosses grows with D, while the price of k near -1, the
+// size of each vector's deviation from its conditional mean persisting
+// from sweep to sweep (autocorrelation k^2), does not; BENCHMARKS.md has
+// the measurements behind the rule.
+func DefaultOverrelax(dim int) float64 {
+	return -min(maxDefaultOverrelax, 1-0.2/float64(max(dim, 1)))
+}
+
+// DefaultDraws is GibbsConfig.Draws when it is zero, as in Stan: with
+// fewer, the largest rank-normalised R-hat of a few thousand coordinates
+// exceeds 1.01 by Monte Carlo error alone unless every coordinate's draws
+// are nearly independent (BENCHMARKS.md, issue 9).
+const DefaultDraws = 1000
+
+// maxDefaultOverrelax bounds the size of DefaultOverrelax.
+const maxDefaultOverrelax = 0.98
 
 // NoOverrelax as GibbsConfig.Overrelax makes plain Gibbs draws. A
 // coefficient of 1 would never move, so it serves as the off switch.
@@ -265,6 +281,9 @@ type GibbsResult struct {
 func Gibbs(ctx context.Context, d *Data, start *Params, cfg GibbsConfig, sink Sink) (GibbsResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return GibbsResult{}, err
+	}
+	if start != nil && cfg.Dim == 0 {
+		cfg.Dim = start.D // before the defaults, some of which depend on it
 	}
 	cfg = cfg.withDefaults()
 	if d.Pairs() == 0 {

@@ -257,3 +257,48 @@ func TestSweepsFit(t *testing.T) {
 		t.Errorf("Validate with draws x thin past int: %v, want a too-many-sweeps error", err)
 	}
 }
+
+// TestDefaultOverrelax checks the rule -(1 - 0.2/D), at most 0.98 in size,
+// and that Gibbs takes D from the start before applying it.
+func TestDefaultOverrelax(t *testing.T) {
+	for _, c := range []struct {
+		dim  int
+		want float64
+	}{{1, -0.8}, {2, -0.9}, {4, -0.95}, {5, -0.96}, {10, -0.98}, {20, -0.98}, {300, -0.98}} {
+		if got := DefaultOverrelax(c.dim); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("DefaultOverrelax(%d) = %v, want %v", c.dim, got, c.want)
+		}
+	}
+	cfg := GibbsConfig{Dim: 5}.withDefaults()
+	if cfg.Overrelax != DefaultOverrelax(5) || cfg.Draws != DefaultDraws {
+		t.Errorf("defaults at D = 5: overrelax %v, draws %d", cfg.Overrelax, cfg.Draws)
+	}
+	if cfg := (GibbsConfig{Dim: 5, Overrelax: NoOverrelax}).withDefaults(); cfg.Overrelax != 0 {
+		t.Errorf("NoOverrelax gave %v", cfg.Overrelax)
+	}
+
+	// Dim left zero is the start's, also for the default coefficient: the
+	// draws equal those with Dim and the coefficient given, and differ from
+	// those with the coefficient of D = 1.
+	d, _ := simulate(t, 20, 3, 2000, 6)
+	start := mapFor(t, d, 3)
+	run := func(cfg GibbsConfig) rawSink {
+		s := rawSink{}
+		cfg.Chains, cfg.Warmup, cfg.Draws, cfg.Seed = 2, 3, 2, 4
+		if _, err := Gibbs(context.Background(), d, start, cfg, s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	implicit := run(GibbsConfig{})
+	explicit := run(GibbsConfig{Dim: 3, Overrelax: DefaultOverrelax(3)})
+	other := run(GibbsConfig{Dim: 3, Overrelax: DefaultOverrelax(1)})
+	for k, bits := range explicit {
+		if !slices.Equal(bits, implicit[k]) {
+			t.Fatalf("chain %d draw %d: the default coefficient is not D = 3's", k[0], k[1])
+		}
+	}
+	if slices.Equal(other[[2]int{0, 1}], explicit[[2]int{0, 1}]) {
+		t.Fatal("the coefficient does not change the draws")
+	}
+}

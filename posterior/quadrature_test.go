@@ -168,7 +168,7 @@ func TestGibbsMatchesQuadrature(t *testing.T) {
 	}
 
 	for _, moves := range []int{NoGroupMoves, DefaultGroupMoves} {
-		for _, relax := range []float64{NoOverrelax, DefaultOverrelax} {
+		for _, relax := range []float64{NoOverrelax, -maxDefaultOverrelax} {
 			t.Run(fmt.Sprintf("group moves %d overrelax %g", max(moves, 0), relax), func(t *testing.T) {
 				gibbsVersusQuadrature(t, d, start, anchor, sd, margRho, margAlpha, moves, relax, 1)
 			})
@@ -177,7 +177,7 @@ func TestGibbsMatchesQuadrature(t *testing.T) {
 	// Inner > 1: the alpha side's later steps redraw the stored omegas and
 	// write them back before the moves read them.
 	t.Run("inner 3", func(t *testing.T) {
-		gibbsVersusQuadrature(t, d, start, anchor, sd, margRho, margAlpha, DefaultGroupMoves, DefaultOverrelax, 3)
+		gibbsVersusQuadrature(t, d, start, anchor, sd, margRho, margAlpha, DefaultGroupMoves, -maxDefaultOverrelax, 3)
 	})
 }
 
@@ -232,7 +232,7 @@ func TestConditionalDrawMatchesQuadrature(t *testing.T) {
 		{"large counts", []float64{0.9, -0.4, 0.2, 1.3, -1.1, 0.6}, []float64{420, 35, 260.5}, []float64{180, 610, 99.5}, 0.5, 3},
 	}
 	for _, tc := range cases {
-		for _, relax := range []float64{0, DefaultOverrelax} {
+		for _, relax := range []float64{0, -maxDefaultOverrelax} {
 			t.Run(fmt.Sprintf("%s overrelax %g", tc.name, relax), func(t *testing.T) {
 				conditionalVersusQuadrature(t, tc.others, tc.npos, tc.nneg, tc.priorSD, tc.inner, relax)
 			})

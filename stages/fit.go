@@ -24,6 +24,10 @@ const (
 	SummaryFile     = "summary.parquet"
 )
 
+// DefaultDraws is the number of draws kept per chain when FitConfig.Draws
+// is zero.
+const DefaultDraws = posterior.DefaultDraws
+
 // FitConfig configures the fit stage: counts.parquet and vocab.parquet to
 // the MAP, posterior draws, sampler statistics and summaries.
 type FitConfig struct {
@@ -67,8 +71,8 @@ type FitConfig struct {
 	// (default 20 when nil; 0: none).
 	GroupMoves *int `json:"group_moves" yaml:"group_moves"`
 	// Overrelax is the overrelaxation coefficient of the conditional draws'
-	// Gaussian step, in (-1, 1) (default posterior.DefaultOverrelax when
-	// nil; 0: plain Gibbs draws).
+	// Gaussian step, in (-1, 1) (default posterior.DefaultOverrelax(Dim)
+	// when nil; 0: plain Gibbs draws).
 	Overrelax *float64 `json:"overrelax" yaml:"overrelax"`
 	// Init is "map" (default: the MAP with per-chain jitter) or "prior".
 	Init string `json:"init" yaml:"init"`
@@ -139,14 +143,14 @@ func (c FitConfig) WithDefaults() FitConfig {
 		c.Warmup = &w
 	}
 	if c.Draws == 0 {
-		c.Draws = 500
+		c.Draws = DefaultDraws
 	}
 	if c.GroupMoves == nil {
 		k := posterior.DefaultGroupMoves
 		c.GroupMoves = &k
 	}
 	if c.Overrelax == nil {
-		k := posterior.DefaultOverrelax
+		k := posterior.DefaultOverrelax(c.Dim)
 		c.Overrelax = &k
 	}
 	if c.Thin == 0 {

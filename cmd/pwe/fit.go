@@ -41,13 +41,13 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			fs.IntVar(&cfg.AnchorSweeps, "anchor-sweeps", posterior.DefaultAnchorSweeps, "`sweeps` of the unanchored chain that draws the anchor values")
 			fs.IntVar(&cfg.Chains, "chains", 4, "independent `chains`, run in parallel")
 			fs.IntVar(&warmup, "warmup", 500, "warmup `sweeps` discarded per chain")
-			fs.IntVar(&cfg.Draws, "draws", 500, "`draws` kept per chain")
+			fs.IntVar(&cfg.Draws, "draws", stages.DefaultDraws, "`draws` kept per chain")
 			fs.IntVar(&cfg.Thin, "thin", 1, "`sweeps` per kept draw")
 			fs.IntVar(&cfg.Inner, "inner", 1, "Pólya-Gamma and Gaussian `steps` per token and sweep")
 			groupMoves := posterior.DefaultGroupMoves
 			fs.IntVar(&groupMoves, "group-moves", groupMoves, "Metropolis frame-change `moves` per sweep (0: none); they speed up mixing of the raw coordinates")
-			overrelax := posterior.DefaultOverrelax
-			fs.Float64Var(&overrelax, "overrelax", overrelax, "overrelaxation `coefficient` in (-1, 1) of each conditional draw's Gaussian step (0: plain Gibbs); near -1 it speeds up mixing of the raw coordinates")
+			var overrelax overrelaxFlag
+			fs.Var(&overrelax, "overrelax", "overrelaxation `coefficient` in (-1, 1) of each conditional draw's Gaussian step (0: plain Gibbs), or auto: -(1 - 0.2/D), at most 0.98 in size; near -1 it speeds up mixing of the raw coordinates")
 			fs.StringVar(&cfg.Init, "init", "map", "chain starts: `map` (with per-chain jitter) or prior")
 			fs.Float64Var(&cfg.PriorSD, "prior-sd", 1, "prior standard `deviation` of every coordinate")
 			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed`; the draws do not depend on --threads")
@@ -66,7 +66,7 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 				}
 				cfg.Warmup = &warmup
 				cfg.GroupMoves = &groupMoves
-				cfg.Overrelax = &overrelax
+				cfg.Overrelax = overrelax.value
 				limitThreads(cfg.Threads)
 				cfg.Memory = int64(memory)
 				cfg.CheckpointEvery, cfg.CheckpointInterval = checkpoint.sweeps, checkpoint.interval
@@ -146,5 +146,29 @@ func (f *checkpointFlag) Set(s string) error {
 		return fmt.Errorf("%q: want a number of sweeps, a positive duration such as 5m, or 0", s)
 	}
 	f.sweeps, f.interval = 0, d
+	return nil
+}
+
+// overrelaxFlag is --overrelax: a coefficient, or auto (the default), which
+// leaves it to depend on --dim (posterior.DefaultOverrelax).
+type overrelaxFlag struct{ value *float64 }
+
+func (f *overrelaxFlag) String() string {
+	if f.value == nil {
+		return "auto"
+	}
+	return strconv.FormatFloat(*f.value, 'g', -1, 64)
+}
+
+func (f *overrelaxFlag) Set(s string) error {
+	if s == "auto" {
+		f.value = nil
+		return nil
+	}
+	k, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("want a number in (-1, 1) or auto, got %q", s)
+	}
+	f.value = &k
 	return nil
 }
