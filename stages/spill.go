@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/posterior"
@@ -185,6 +186,7 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 	}
 	defer w.Abort()
 	maxRhat, minESS := 0.0, math.Inf(1)
+	var conv convergence
 	for start := 0; start < len(free); start += block {
 		coords := free[start:min(start+block, len(free))]
 		lo, hi := coords[0], coords[len(coords)-1]+1
@@ -218,6 +220,7 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 			if !math.IsNaN(r.ESSBulk) {
 				minESS = min(minESS, r.ESSBulk)
 			}
+			conv.add(r)
 		}
 		if err := w.Write(rows[:len(coords)]); err != nil {
 			return err
@@ -226,7 +229,62 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 	if !math.IsInf(minESS, 1) {
 		stats.MaxRhat, stats.MinESSBulk = maxRhat, minESS
 	}
+	if msg := conv.warning(chains); msg != "" && cfg.Method == "gibbs" {
+		stats.Warnings = append(stats.Warnings, msg)
+	}
 	return w.Close()
+}
+
+// Thresholds of the usual convergence rule (Vehtari et al. 2021): R-hat
+// below 1.01 and a bulk ESS of at least 100 per chain.
+const (
+	rhatThreshold      = 1.01
+	essPerChainMinimum = 100
+)
+
+// convergence follows the summary's rows for the fit's warning: how many
+// coordinates break the usual rule, and the worst of them.
+type convergence struct {
+	rows, highRhat      int
+	haveESS             bool
+	worstRhat, worstESS formats.SummaryRow
+}
+
+func (c *convergence) add(r *formats.SummaryRow) {
+	c.rows++
+	if r.Rhat > rhatThreshold { // NaN never is
+		c.highRhat++
+		if c.highRhat == 1 || r.Rhat > c.worstRhat.Rhat {
+			c.worstRhat = *r
+		}
+	}
+	if !math.IsNaN(r.ESSBulk) && (!c.haveESS || r.ESSBulk < c.worstESS.ESSBulk) {
+		c.worstESS, c.haveESS = *r, true
+	}
+}
+
+// warning says which coordinates break the rule for the given number of
+// chains, or returns "" when none does.
+func (c *convergence) warning(chains int) string {
+	minESS := float64(essPerChainMinimum * chains)
+	lowESS := c.haveESS && c.worstESS.ESSBulk < minESS
+	if c.highRhat == 0 && !lowESS {
+		return ""
+	}
+	name := func(r formats.SummaryRow) string {
+		return fmt.Sprintf("%s[%q][%d]", r.Param, r.Token, r.Dim)
+	}
+	var parts []string
+	if c.highRhat > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d raw coordinates (%.2g%%) have R-hat above %g, the largest %.4g at %s",
+			c.highRhat, c.rows, 100*float64(c.highRhat)/float64(c.rows), rhatThreshold, c.worstRhat.Rhat, name(c.worstRhat)))
+	}
+	if lowESS {
+		parts = append(parts, fmt.Sprintf("the smallest bulk ESS is %.0f at %s (want %.0f: %d per chain)",
+			c.worstESS.ESSBulk, name(c.worstESS), minESS, essPerChainMinimum))
+	}
+	return strings.Join(parts, "; ") + ": the chains have not mixed well enough in the raw coordinates for their summaries to be trusted;" +
+		" logits and cosines usually mix better (pwe summarize reports their R-hat), and more --draws (or --thin) help"
 }
 
 // writeDraws writes draws.parquet from the spill files in (chain, draw,

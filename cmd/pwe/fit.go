@@ -23,7 +23,7 @@ Finds the MAP, fixes the context vectors of D anchor tokens at their MAP
 values (or, when the MAP has shrunk towards the origin, at a draw of the
 unanchored posterior started there: --anchor-values), and runs parallel Pólya-Gamma Gibbs chains. Writes map.parquet,
 draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
-		example: `  pwe fit --counts counts.parquet --vocab vocab.parquet --dim 20 -o fit/ --chains 4 --draws 500 --seed 1
+		example: `  pwe fit --counts counts.parquet --vocab vocab.parquet --dim 20 -o fit/ --chains 4 --draws 1000 --seed 1
   (after Ctrl-C, the same command with --resume continues; the draws are those of an uninterrupted run)
   pwe fit --counts new-counts.parquet --vocab vocab.parquet --dim 20 -o fit2/ --init-from fit/ --warmup 100`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
