@@ -27,7 +27,7 @@ type rawSink map[[2]int][]uint64
 
 func (s rawSink) Draw(chain, draw int, p *Params, st DrawStats) error {
 	var bits []uint64
-	for _, v := range append(append([]float64{st.LogPosterior, st.LogLik}, p.Rho...), p.Alpha...) {
+	for _, v := range append(append([]float64{st.LogPosterior, st.LogLik, st.GroupAccept}, p.Rho...), p.Alpha...) {
 		bits = append(bits, math.Float64bits(v))
 	}
 	s[[2]int{chain, draw}] = bits
