@@ -44,8 +44,10 @@ type mixingConfig struct {
 	relax   float64 // GibbsConfig.Overrelax
 }
 
-func (c mixingConfig) String() string {
-	relax := GibbsConfig{Overrelax: c.relax}.withDefaults().Overrelax
+// row returns the setting's table cells at dimension dim, which the
+// default overrelaxation depends on.
+func (c mixingConfig) row(dim int) string {
+	relax := GibbsConfig{Dim: dim, Overrelax: c.relax}.withDefaults().Overrelax
 	return fmt.Sprintf("%v | %d | %d | %g", AnchorRule{Kind: c.anchors}, max(c.moves, 0), c.inner, relax)
 }
 
@@ -133,7 +135,7 @@ func TestMixing(t *testing.T) {
 		for _, cfg := range configs {
 			row, err := mixingRun(d, start, mc, cfg, draws, warmup, seed)
 			if err != nil {
-				t.Errorf("%s %v: %v", mc.name, cfg, err)
+				t.Errorf("%s %s: %v", mc.name, cfg.row(mc.dim), err)
 				continue
 			}
 			out(row)
@@ -301,7 +303,7 @@ func mixingRun(d *Data, m *Params, mc mixingCase, cfg mixingConfig, draws, warmu
 		acc = fmt.Sprintf("%.2f", accept)
 	}
 	return fmt.Sprintf("| %s | %v | %.3f | %.1f%% | %.3f | %.1f%% | %.3f | %.1f%% | %.0f | %.0f | %.0f | %s | %.0f | %.0f |",
-		mc.name, cfg, rR, 100*rS, lR, 100*lS, cR, 100*cS, rE, lE, cE, acc, cpu, wall), nil
+		mc.name, cfg.row(mc.dim), rR, 100*rS, lR, 100*lS, cR, 100*cS, rE, lE, cE, acc, cpu, wall), nil
 }
 
 // cpuSeconds returns the process's user and system CPU time.
