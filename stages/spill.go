@@ -185,7 +185,6 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 		return err
 	}
 	defer w.Abort()
-	maxRhat, minESS := 0.0, math.Inf(1)
 	var conv convergence
 	for start := 0; start < len(free); start += block {
 		coords := free[start:min(start+block, len(free))]
@@ -213,21 +212,14 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 			r := &rows[k]
 			r.Stats = blockStats[k]
 			r.Param, r.TokenID, r.Token, r.Dim = param, int32(tok), tokens[tok], int16(off%dim)
-			// Too few draws give NaN; they are not worst cases.
-			if !math.IsNaN(r.Rhat) {
-				maxRhat = max(maxRhat, r.Rhat)
-			}
-			if !math.IsNaN(r.ESSBulk) {
-				minESS = min(minESS, r.ESSBulk)
-			}
 			conv.add(r)
 		}
 		if err := w.Write(rows[:len(coords)]); err != nil {
 			return err
 		}
 	}
-	if !math.IsInf(minESS, 1) {
-		stats.MaxRhat, stats.MinESSBulk = maxRhat, minESS
+	if conv.haveESS {
+		stats.MaxRhat, stats.MinESSBulk = conv.worstRhat.Rhat, conv.worstESS.ESSBulk
 	}
 	if msg := conv.warning(chains); msg != "" && cfg.Method == "gibbs" {
 		stats.Warnings = append(stats.Warnings, msg)
@@ -242,8 +234,10 @@ const (
 	essPerChainMinimum = 100
 )
 
-// convergence follows the summary's rows for the fit's warning: how many
-// coordinates break the usual rule, and the worst of them.
+// convergence follows the summary's rows: the largest R-hat and the
+// smallest bulk ESS (FitStats) and, for the fit's warning, how many
+// coordinates break the usual rule. Too few draws give NaN, which is never
+// a worst case.
 type convergence struct {
 	rows, highRhat      int
 	haveESS             bool
@@ -254,9 +248,9 @@ func (c *convergence) add(r *formats.SummaryRow) {
 	c.rows++
 	if r.Rhat > rhatThreshold { // NaN never is
 		c.highRhat++
-		if c.highRhat == 1 || r.Rhat > c.worstRhat.Rhat {
-			c.worstRhat = *r
-		}
+	}
+	if r.Rhat > c.worstRhat.Rhat {
+		c.worstRhat = *r
 	}
 	if !math.IsNaN(r.ESSBulk) && (!c.haveESS || r.ESSBulk < c.worstESS.ESSBulk) {
 		c.worstESS, c.haveESS = *r, true
