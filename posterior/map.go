@@ -18,19 +18,29 @@ import (
 // returned with it are the best point found.
 var ErrNotConverged = errors.New("posterior: MAP did not converge")
 
+// DefaultMAPStarts is MAPConfig.Starts when it is zero. On simulated data
+// with V = 200, D = 10 and Zipf pairs, 10 of 32 single starts ended at a
+// local optimum 2 to 10 nats below the best, and chains started at the
+// worst of them reached a quarter of the smallest bulk ESS (BENCHMARKS.md);
+// four starts cost four optimisations, a few per cent of a default fit.
+const DefaultMAPStarts = 4
+
 // MAPConfig configures MAP. Zero fields take the defaults given.
 type MAPConfig struct {
 	Dim     int     // dimension D of the vectors; required
 	PriorSD float64 // prior standard deviation s; default 1
-	InitSD  float64 // standard deviation of the random start's coordinates; default 0.1
-	Seed    uint64  // seed of the random start
+	InitSD  float64 // standard deviation of the random starts' coordinates; default 0.1
+	Seed    uint64  // seed of the random starts
+	// Starts is the number of independent random starts; MAP keeps the
+	// optimum with the highest log posterior. Default DefaultMAPStarts.
+	Starts int
 	// GradTol stops the optimiser once every coordinate's gradient of the
 	// log posterior, divided by sqrt(1/s^2 + n/4) with n the token's total
 	// count on that side (about the square root of the curvature), is at
 	// most GradTol: the optimum is then known to about GradTol posterior
 	// standard deviations. Default 1e-3.
 	GradTol float64
-	MaxIter int // limit on L-BFGS iterations, over all restarts; default 20000
+	MaxIter int // limit on L-BFGS iterations of each start, over its restarts; default 20000
 	Threads int // goroutines evaluating the gradient; default GOMAXPROCS
 }
 
@@ -40,6 +50,9 @@ func (c MAPConfig) withDefaults() MAPConfig {
 	}
 	if c.InitSD == 0 {
 		c.InitSD = 0.1
+	}
+	if c.Starts == 0 {
+		c.Starts = DefaultMAPStarts
 	}
 	if c.GradTol == 0 {
 		c.GradTol = 1e-3
@@ -63,6 +76,8 @@ func (c MAPConfig) Validate() error {
 		return fmt.Errorf("posterior: prior sd %v must be positive and finite", c.PriorSD)
 	case !(c.InitSD > 0) || math.IsInf(c.InitSD, 0):
 		return fmt.Errorf("posterior: MAP init sd %v must be positive and finite", c.InitSD)
+	case c.Starts < 1:
+		return fmt.Errorf("posterior: MAP starts %d, want at least 1", c.Starts)
 	case !(c.GradTol > 0):
 		return fmt.Errorf("posterior: MAP gradient tolerance %v must be positive", c.GradTol)
 	case c.MaxIter < 0:
@@ -73,7 +88,8 @@ func (c MAPConfig) Validate() error {
 	return nil
 }
 
-// MAPResult reports how MAP ended.
+// MAPResult reports how MAP ended. The optimum's figures are those of the
+// start kept; Iterations, Evaluations and Seconds count every start.
 type MAPResult struct {
 	Iterations   int     // L-BFGS major iterations
 	Evaluations  int     // evaluations of the log posterior and its gradient
@@ -82,6 +98,12 @@ type MAPResult struct {
 	Converged    bool    // GradNorm <= GradTol
 	Status       string  // the optimiser's termination status
 	Seconds      float64
+	// Start is the index of the start kept, and StartLogPosteriors the
+	// log posterior each start reached: values that differ by more than
+	// the optimiser's tolerance show that the posterior has several local
+	// optima.
+	Start              int
+	StartLogPosteriors []float64
 }
 
 // maxRestarts bounds the L-BFGS restarts after a failed line search.
@@ -105,10 +127,11 @@ func (c cancelConverger) Converged(*optimize.Location) optimize.Status {
 // MAP maximises the log posterior over all 2VD coordinates (no anchors:
 // the prior makes the optimum a point, up to the rotations that leave both
 // likelihood and prior unchanged, and the anchors are chosen from it
-// afterwards) by L-BFGS from a seeded random start, evaluating the
-// gradient in parallel over tokens. The result does not depend on Threads.
-// When the gradient tolerance is not reached, MAP returns the best point
-// with an error wrapping ErrNotConverged.
+// afterwards) by L-BFGS from Starts seeded random starts, one after the
+// other, each evaluating the gradient in parallel over tokens, and keeps
+// the highest optimum (the first on ties). The result does not depend on
+// Threads. When the kept optimum did not reach the gradient tolerance,
+// MAP returns it with an error wrapping ErrNotConverged.
 func MAP(ctx context.Context, d *Data, cfg MAPConfig) (*Params, MAPResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, MAPResult{}, err
@@ -117,23 +140,49 @@ func MAP(ctx context.Context, d *Data, cfg MAPConfig) (*Params, MAPResult, error
 		return nil, MAPResult{}, ErrNoPairs
 	}
 	cfg = cfg.withDefaults()
-	start := time.Now()
-	v, dim := d.v, cfg.Dim
-	x0 := make([]float64, 2*v*dim)
-	rng := rand.New(rand.NewPCG(streamSeeds(cfg.Seed, 0, 0, sideInit, 0)))
-	for k := range x0 {
-		x0[k] = cfg.InitSD * rng.NormFloat64()
-	}
-
+	began := time.Now()
 	pl := startPool(ctx, cfg.Threads, nil)
 	defer pl.stop()
-	e := newEvaluator(d, dim, cfg.Threads)
+	o := newMAPOptimiser(d, cfg)
+	var best *Params
+	var out MAPResult
+	var bestErr error
+	lps := make([]float64, cfg.Starts)
+	iters, evals := 0, 0
+	for k := range cfg.Starts {
+		p, res, err := o.run(ctx, pl, k)
+		if err != nil && !errors.Is(err, ErrNotConverged) {
+			return nil, MAPResult{}, err
+		}
+		lps[k] = res.LogPosterior
+		iters += res.Iterations
+		evals += res.Evaluations
+		if best == nil || res.LogPosterior > out.LogPosterior {
+			best, out, bestErr = p, res, err
+			out.Start = k
+		}
+	}
+	out.Iterations, out.Evaluations, out.StartLogPosteriors = iters, evals, lps
+	out.Seconds = time.Since(began).Seconds()
+	return best, out, bestErr
+}
 
+// mapOptimiser runs L-BFGS from one random start in the scaled
+// coordinates; its evaluator and scales serve every start.
+type mapOptimiser struct {
+	d     *Data
+	cfg   MAPConfig
+	e     *evaluator
+	scale []float64
+}
+
+func newMAPOptimiser(d *Data, cfg MAPConfig) *mapOptimiser {
+	v, dim := d.v, cfg.Dim
 	// Optimise in scaled coordinates y = c x with c^2 = 1/s^2 + n/4, n the
 	// token's total count on that side: about the square root of the
 	// curvature, so that y's gradient reads in posterior standard
 	// deviations and L-BFGS starts well conditioned.
-	scale := make([]float64, len(x0))
+	scale := make([]float64, 2*v*dim)
 	for s := range 2 {
 		for i := range v {
 			var n float64
@@ -148,14 +197,27 @@ func MAP(ctx context.Context, d *Data, cfg MAPConfig) (*Params, MAPResult, error
 			}
 		}
 	}
-	y := make([]float64, len(x0))
-	floats.MulTo(y, x0, scale)
+	return &mapOptimiser{d: d, cfg: cfg, e: newEvaluator(d, dim, cfg.Threads), scale: scale}
+}
+
+// run optimises from start k, whose coordinates are InitSD times normals
+// from the stream of (Seed, k). Its MAPResult has Start and
+// StartLogPosteriors unset.
+func (o *mapOptimiser) run(ctx context.Context, pl *pool, k int) (*Params, MAPResult, error) {
+	cfg, scale := o.cfg, o.scale
+	began := time.Now()
+	v, dim := o.d.v, cfg.Dim
+	y := make([]float64, 2*v*dim)
+	rng := rand.New(rand.NewPCG(streamSeeds(cfg.Seed, k, 0, sideMAPStart, 0)))
+	for j := range y {
+		y[j] = cfg.InitSD * rng.NormFloat64() * scale[j]
+	}
 
 	// gonum asks for the value and the gradient at the same point in
 	// separate calls; one pass computes both, so remember the last point.
-	lastY := make([]float64, len(x0))
-	x := make([]float64, len(x0))
-	lastG := make([]float64, len(x0))
+	lastY := make([]float64, len(y))
+	x := make([]float64, len(y))
+	lastG := make([]float64, len(y))
 	lastF := math.NaN()
 	evals := 0
 	evalAt := func(yy []float64) {
@@ -164,9 +226,9 @@ func MAP(ctx context.Context, d *Data, cfg MAPConfig) (*Params, MAPResult, error
 		}
 		copy(lastY, yy)
 		floats.DivTo(x, yy, scale)
-		lastF = -e.eval(pl, paramsOver(v, dim, x), cfg.PriorSD, paramsOver(v, dim, lastG))
-		for k := range lastG {
-			lastG[k] /= -scale[k]
+		lastF = -o.e.eval(pl, paramsOver(v, dim, x), cfg.PriorSD, paramsOver(v, dim, lastG))
+		for j := range lastG {
+			lastG[j] /= -scale[j]
 		}
 		evals++
 	}
@@ -211,7 +273,7 @@ func MAP(ctx context.Context, d *Data, cfg MAPConfig) (*Params, MAPResult, error
 		LogPosterior: -res.F,
 		GradNorm:     floats.Norm(res.Gradient, math.Inf(1)),
 		Status:       res.Status.String(),
-		Seconds:      time.Since(start).Seconds(),
+		Seconds:      time.Since(began).Seconds(),
 	}
 	out.Converged = out.GradNorm <= cfg.GradTol
 	if !out.Converged {
@@ -219,8 +281,8 @@ func MAP(ctx context.Context, d *Data, cfg MAPConfig) (*Params, MAPResult, error
 		if optErr != nil {
 			reason = optErr.Error()
 		}
-		return p, out, fmt.Errorf("%w: gradient norm %.3g above tolerance %.3g after %d iterations (%s)",
-			ErrNotConverged, out.GradNorm, cfg.GradTol, out.Iterations, reason)
+		return p, out, fmt.Errorf("%w: gradient norm %.3g above tolerance %.3g after %d iterations of start %d (%s)",
+			ErrNotConverged, out.GradNorm, cfg.GradTol, out.Iterations, k, reason)
 	}
 	return p, out, nil
 }

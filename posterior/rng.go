@@ -1,12 +1,14 @@
 package posterior
 
-// Sides of a sweep, the stream used for initial values and the stream of
-// a sweep's frame-change moves.
+// Sides of a sweep, the stream used for initial values, the stream of a
+// sweep's frame-change moves and the streams of MAP's random starts (one
+// per start, in the chain's place).
 const (
-	sideRho   = 0
-	sideAlpha = 1
-	sideInit  = 2
-	sideGroup = 3
+	sideRho      = 0
+	sideAlpha    = 1
+	sideInit     = 2
+	sideGroup    = 3
+	sideMAPStart = 4
 )
 
 // splitmix64 is the finaliser of Steele, Lea and Flood's SplitMix64: a

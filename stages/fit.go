@@ -44,6 +44,9 @@ type FitConfig struct {
 	Laplace string `json:"laplace" yaml:"laplace"`
 	// Dim is the embedding dimension D (default 20).
 	Dim int `json:"dim" yaml:"dim"`
+	// MAPStarts is the number of random starts of the MAP's optimiser;
+	// the highest optimum is kept (default posterior.DefaultMAPStarts).
+	MAPStarts int `json:"map_starts" yaml:"map_starts"`
 	// Anchors names the tokens whose context vectors are fixed (at the
 	// values AnchorValues says) to identify the posterior: a rule ("last", "first", ...) or
 	// comma-separated tokens. Empty means the engine's default rule.
@@ -134,6 +137,9 @@ func (c FitConfig) WithDefaults() FitConfig {
 	}
 	if c.Dim == 0 {
 		c.Dim = 20
+	}
+	if c.MAPStarts == 0 {
+		c.MAPStarts = posterior.DefaultMAPStarts
 	}
 	if c.Chains == 0 {
 		c.Chains = 4
@@ -227,6 +233,8 @@ func (c FitConfig) Validate() error {
 		return fmt.Errorf("method %q, want gibbs, map or laplace", c.Method)
 	case c.Dim < 1 || c.Dim > 4096:
 		return fmt.Errorf("dim %d, want 1..4096", c.Dim)
+	case c.MAPStarts < 1 || c.MAPStarts > 1024:
+		return fmt.Errorf("map-starts %d, want 1..1024", c.MAPStarts)
 	case c.Chains < 1 || c.Chains > 1024:
 		return fmt.Errorf("chains %d, want 1..1024", c.Chains)
 	case *c.Warmup < 0:
@@ -280,6 +288,9 @@ type FitStats struct {
 	MAPLogPost  float64 `json:"map_log_posterior"`
 	MAPGradNorm float64 `json:"map_grad_norm"`
 	MAPStatus   string  `json:"map_status"`
+	// MAPStarts holds the log posterior each random start of the MAP
+	// reached; the highest was kept.
+	MAPStarts []float64 `json:"map_start_log_posteriors,omitempty"`
 	// AnchorValues says where the anchors' context vectors were fixed:
 	// "map", or "draw" (the last state of an unanchored chain of
 	// AnchorSweeps sweeps; draws.parquet's anchor rows hold the values).
@@ -419,7 +430,7 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 func fitMAP(ctx context.Context, cfg FitConfig, data *posterior.Data, rule posterior.AnchorRule, stats *FitStats) (m, start *posterior.Params, err error) {
 	began := time.Now()
 	m, res, err := posterior.MAP(ctx, data, posterior.MAPConfig{
-		Dim: cfg.Dim, PriorSD: cfg.PriorSD, Seed: cfg.Seed, Threads: cfg.Threads,
+		Dim: cfg.Dim, PriorSD: cfg.PriorSD, Seed: cfg.Seed, Starts: cfg.MAPStarts, Threads: cfg.Threads,
 	})
 	if errors.Is(err, posterior.ErrNotConverged) {
 		stats.Warnings = append(stats.Warnings, err.Error()+"; continuing from the best point found")
@@ -427,6 +438,7 @@ func fitMAP(ctx context.Context, cfg FitConfig, data *posterior.Data, rule poste
 		return nil, nil, err
 	}
 	stats.MAPIter, stats.MAPLogPost, stats.MAPGradNorm, stats.MAPStatus = res.Iterations, res.LogPosterior, res.GradNorm, res.Status
+	stats.MAPStarts = res.StartLogPosteriors
 	stats.MAPSeconds = time.Since(began).Seconds()
 	values, err := posterior.ParseAnchorValues(cfg.AnchorValues)
 	if err != nil {

@@ -52,6 +52,9 @@ func TestFitOutputs(t *testing.T) {
 	if len(st.Anchors) != dim || st.Anchors[0] != 0 || st.Anchors[2] != 2 {
 		t.Fatalf("anchors %v, want the %d most frequent", st.Anchors, dim)
 	}
+	if len(st.MAPStarts) != posterior.DefaultMAPStarts || st.MAPLogPost != slices.Max(st.MAPStarts) {
+		t.Errorf("MAP log posterior %v, starts %v: want the best of %d", st.MAPLogPost, st.MAPStarts, posterior.DefaultMAPStarts)
+	}
 
 	mp, _, err := formats.ReadAll[formats.VectorRow](filepath.Join(cfg.Output, MapFile), formats.SchemaMap)
 	if err != nil {
@@ -76,7 +79,7 @@ func TestFitOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := cfg.WithDefaults()
-	m, _, err := posterior.MAP(context.Background(), data, posterior.MAPConfig{Dim: dim, PriorSD: full.PriorSD, Seed: cfg.Seed})
+	m, _, err := posterior.MAP(context.Background(), data, posterior.MAPConfig{Dim: dim, PriorSD: full.PriorSD, Seed: cfg.Seed, Starts: full.MAPStarts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pwe-project/pwe/pipeline"
@@ -36,6 +37,7 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			fs.StringVar(&cfg.Method, "method", "gibbs", "`gibbs` (posterior draws), map (point estimate only) or laplace (independent draws from the Gaussian approximation at the MAP)")
 			fs.StringVar(&cfg.Laplace, "laplace", "auto", "factorisation for --method laplace: dense (all correlations; at most 10000 free coordinates (2V-D)D), per-token (each vector given the others at the MAP), or `auto` (dense up to 4000)")
 			fs.IntVar(&cfg.Dim, "dim", 20, "embedding dimension `D`")
+			fs.IntVar(&cfg.MAPStarts, "map-starts", posterior.DefaultMAPStarts, "random `starts` of the MAP's optimiser; the highest optimum is kept (more starts guard against a local optimum, where chains mix slowly)")
 			fs.StringVar(&cfg.Anchors, "anchors", "", "anchor `rule`: volume (the default: greedy maximum volume of count-weighted context vectors, at the MAP or the draw of --anchor-values), first, last, or comma-separated tokens")
 			fs.StringVar(&cfg.AnchorValues, "anchor-values", "", "where the anchors' context `values` are fixed: auto (the default for --method gibbs: draw when the MAP's mean squared context coordinate is under half the draw's, else map), draw (the last state of an unanchored chain from the MAP, of the posterior's scale even when the MAP is the origin, but slower mixing), or map; methods map and laplace use the MAP")
 			fs.IntVar(&cfg.AnchorSweeps, "anchor-sweeps", posterior.DefaultAnchorSweeps, "`sweeps` of the unanchored chain that draws the anchor values")
@@ -83,8 +85,8 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 				}
 				log := e.stage("fit")
 				summary := []any{slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.MAPSeconds+st.GibbsSeconds+st.SummarySecond)}
-				mapLine := fmt.Sprintf("V=%d, %d unique pairs; MAP log posterior %.6g after %d iterations (%.2fs); anchors %v at the %s",
-					st.V, st.Pairs, st.MAPLogPost, st.MAPIter, st.MAPSeconds, st.Anchors, anchorValuesText(st))
+				mapLine := fmt.Sprintf("V=%d, %d unique pairs; MAP log posterior %.8g (best of %s) after %d iterations (%.2fs); anchors %v at the %s",
+					st.V, st.Pairs, st.MAPLogPost, startsText(st.MAPStarts), st.MAPIter, st.MAPSeconds, st.Anchors, anchorValuesText(st))
 				if l := st.Laplace; l != nil {
 					log.Info(mapLine)
 					log.Info(fmt.Sprintf("Laplace (%s, %d free coordinates): %d chains x %d independent draws in %.2fs (factorisation %.2fs) -> %s",
@@ -102,6 +104,18 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			}
 		},
 	})
+}
+
+// startsText lists the log posteriors of the MAP's starts.
+func startsText(lps []float64) string {
+	var b strings.Builder
+	for k, lp := range lps {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.FormatFloat(lp, 'g', 8, 64))
+	}
+	return b.String()
 }
 
 // anchorValuesText says where the anchors' context vectors were fixed.
