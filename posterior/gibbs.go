@@ -180,11 +180,12 @@ func DefaultOverrelax(dim int) float64 {
 	return -min(maxDefaultOverrelax, 1-0.2/float64(max(dim, 1)))
 }
 
-// DefaultDraws is GibbsConfig.Draws when it is zero, as in Stan: with
-// fewer, the largest rank-normalised R-hat of a few thousand coordinates
-// exceeds 1.01 by Monte Carlo error alone unless every coordinate's draws
-// are nearly independent (BENCHMARKS.md, issue 9).
-const DefaultDraws = 1000
+// DefaultDraws is GibbsConfig.Draws when it is zero, twice Stan's: the
+// largest rank-normalised R-hat of a few thousand coordinates exceeds 1.01
+// by Monte Carlo error alone unless every coordinate's integrated
+// autocorrelation time is below about 2.5 with 1000 draws per chain, and
+// below about 5 with 2000 (BENCHMARKS.md, issue 9).
+const DefaultDraws = 2000
 
 // maxDefaultOverrelax bounds the size of DefaultOverrelax.
 const maxDefaultOverrelax = 0.98

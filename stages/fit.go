@@ -63,7 +63,7 @@ type FitConfig struct {
 	// posterior.DefaultAnchorSweeps; unused for "map").
 	AnchorSweeps int `json:"anchor_sweeps,omitempty" yaml:"anchor_sweeps"`
 	// Chains, Warmup (sweeps discarded; default 500 when nil), Draws (kept
-	// per chain; default 500), Thin (sweeps per kept draw) and Inner (PG and
+	// per chain; default DefaultDraws), Thin (sweeps per kept draw) and Inner (PG and
 	// Gaussian steps per token and sweep) shape the Gibbs run.
 	Chains int  `json:"chains" yaml:"chains"`
 	Warmup *int `json:"warmup" yaml:"warmup"`

@@ -26,7 +26,7 @@ func TestRhatFloor(t *testing.T) {
 		t.Skip("set PWE_RHAT_FLOOR=1 to run")
 	}
 	const coords, chains, reps = 3900, 4, 20
-	for _, draws := range []int{500, 1000} {
+	for _, draws := range []int{500, 1000, 2000} {
 		for _, phi := range []float64{0, 0.2, 0.3, 0.5, 0.7} {
 			maxes := make([]float64, reps)
 			below := 0
