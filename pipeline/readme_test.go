@@ -44,6 +44,8 @@ func TestREADMEConfigLoads(t *testing.T) {
 		{"fit.dim", cfg.Fit.Dim, 20},
 		{"fit.anchors", cfg.Fit.Anchors, "volume"},
 		{"fit.group_moves", *cfg.Fit.GroupMoves, 20},
+		{"fit.map_starts", cfg.Fit.MAPStarts, 4},
+		{"fit.draws", cfg.Fit.Draws, 2000},
 		{"summarize.top", cfg.Summarize.Top, 10},
 		{"summarize.neighbours", len(cfg.Summarize.Neighbours), 2},
 		{"report", cfg.Report != "", true},
