@@ -214,24 +214,34 @@ func (r *gibbsRun) writeFile(name string, kind byte, body func(w *bufio.Writer) 
 // A file with another key is refused with ErrCheckpointMismatch.
 func (r *gibbsRun) readFile(name string, kind byte) (*bytes.Reader, error) {
 	path := filepath.Join(r.dir, name)
+	key, body, err := checkFile(path, kind)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(key, r.key[:]) {
+		return nil, r.mismatch(path, body, kind)
+	}
+	return bytes.NewReader(body), nil
+}
+
+// checkFile reads the checkpoint file at path and checks its header, kind
+// and checksum; it returns the key and the body.
+func checkFile(path string, kind byte) (key, body []byte, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return nil, nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	if len(b) < headerSize+4 || !bytes.Equal(b[:len(ckptMagic)], ckptMagic[:]) {
-		return nil, fmt.Errorf("checkpoint %s: %w (%d bytes, no pwe checkpoint header)", path, ErrBadCheckpoint, len(b))
+		return nil, nil, fmt.Errorf("checkpoint %s: %w (%d bytes, no pwe checkpoint header)", path, ErrBadCheckpoint, len(b))
 	}
-	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, fmt.Errorf("checkpoint %s: %w (checksum mismatch)", path, ErrBadCheckpoint)
+	all, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(all, castagnoli) != sum {
+		return nil, nil, fmt.Errorf("checkpoint %s: %w (checksum mismatch)", path, ErrBadCheckpoint)
 	}
 	if b[len(ckptMagic)] != kind {
-		return nil, fmt.Errorf("checkpoint %s: %w (kind %q, want %q)", path, ErrBadCheckpoint, b[len(ckptMagic)], kind)
+		return nil, nil, fmt.Errorf("checkpoint %s: %w (kind %q, want %q)", path, ErrBadCheckpoint, b[len(ckptMagic)], kind)
 	}
-	if !bytes.Equal(body[len(ckptMagic)+1:headerSize], r.key[:]) {
-		return nil, r.mismatch(path, body[headerSize:], kind)
-	}
-	return bytes.NewReader(body[headerSize:]), nil
+	return all[len(ckptMagic)+1 : headerSize], all[headerSize:], nil
 }
 
 // mismatch explains which settings or inputs differ from the checkpoint's.
@@ -443,6 +453,30 @@ func (r *gibbsRun) loadChain(c int) (*posterior.ChainState, string, []formats.Sa
 	return st, string(spillPath), rows, nil
 }
 
+// removeStaleSpills removes the spill files that the chain files of an
+// earlier, interrupted run in dir name, before a fresh run replaces that
+// checkpoint: they lie in the earlier run's temporary directory, which
+// need not be this run's. Only files named as pwe names spills are
+// removed, and unreadable chain files are skipped (whatever their key:
+// the settings may have changed).
+func removeStaleSpills(dir string) {
+	names, _ := filepath.Glob(filepath.Join(dir, "chain-*.ckpt"))
+	for _, name := range names {
+		_, body, err := checkFile(name, kindChain)
+		if err != nil {
+			continue
+		}
+		path, err := readBytes(bytes.NewReader(body))
+		if err != nil || !strings.HasPrefix(filepath.Base(string(path)), spillPrefix) {
+			continue
+		}
+		os.Remove(string(path))
+	}
+}
+
+// spillPrefix begins the names of checkpointed runs' spill files.
+const spillPrefix = ".pwe-draws-"
+
 // spillPaths names the spill files of a checkpointed run: fixed names
 // derived from the output directory, so that a rerun reuses them rather
 // than leaving orphans.
@@ -454,7 +488,7 @@ func spillPaths(cfg FitConfig) []string {
 	h := sha256.Sum256([]byte(abs))
 	paths := make([]string, cfg.Chains)
 	for c := range paths {
-		paths[c] = filepath.Join(cfg.TempDir, fmt.Sprintf(".pwe-draws-%s-%04d", hex.EncodeToString(h[:6]), c))
+		paths[c] = filepath.Join(cfg.TempDir, fmt.Sprintf("%s%s-%04d", spillPrefix, hex.EncodeToString(h[:6]), c))
 	}
 	return paths
 }
@@ -515,6 +549,7 @@ func (r *gibbsRun) sample(ctx context.Context, data *posterior.Data, m, start *p
 			rows = append(rows, chainRows...)
 		}
 	} else {
+		removeStaleSpills(r.dir)
 		if err := os.RemoveAll(r.dir); err != nil {
 			return nil, err
 		}

@@ -170,6 +170,43 @@ func TestFitResumeRefused(t *testing.T) {
 	}
 }
 
+// TestFitRestartRemovesStaleSpills interrupts a fit whose draws spill to
+// one temporary directory, then starts it over (no --resume) with another
+// and another draws setting: the first run's spill files go with its
+// checkpoint instead of staying behind.
+func TestFitRestartRemovesStaleSpills(t *testing.T) {
+	dir := t.TempDir()
+	vocab, counts := countFixture(t, dir, 40)
+	cfg := smallFit(vocab, counts, filepath.Join(dir, "fit"))
+	cfg.Draws, cfg.TempDir = 5, filepath.Join(dir, "tmp1")
+	if err := os.MkdirAll(cfg.TempDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A file of the user's in the temporary directory stays.
+	other := filepath.Join(cfg.TempDir, "keep.txt")
+	if err := os.WriteFile(other, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	interruptedFit(t, cfg, 33)
+	spills, _ := filepath.Glob(filepath.Join(cfg.TempDir, spillPrefix+"*"))
+	if len(spills) != cfg.Chains {
+		t.Fatalf("spill files %v after the interruption, want %d", spills, cfg.Chains)
+	}
+	cfg.TempDir, cfg.Draws = filepath.Join(dir, "tmp2"), 6
+	if err := os.MkdirAll(cfg.TempDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Fit(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "tmp*", spillPrefix+"*")); len(left) > 0 {
+		t.Errorf("spill files left after the restarted fit: %v", left)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("the user's file in the temporary directory: %v", err)
+	}
+}
+
 // TestFitInitFrom starts a fit on a larger vocabulary from a previous
 // fit's draws and checks its first draw against posterior.Gibbs run from
 // starting points built here from draws.parquet, and that it differs from
