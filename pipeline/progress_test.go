@@ -2,11 +2,15 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,5 +256,68 @@ func TestSweepCounterResumed(t *testing.T) {
 	sweepCounter(fresh)(0, 0)
 	if fresh.Count() != 1 {
 		t.Errorf("a fresh chain's first sweep counted %d, want 1", fresh.Count())
+	}
+}
+
+// TestFitProgress runs a small fit with a progress line at every report:
+// the MAP's gradient evaluations come first, then the sweeps, whose report
+// begins with the first sweep, so that their rate leaves the MAP's time
+// out, and ends at the fit's total.
+func TestFitProgress(t *testing.T) {
+	dir := t.TempDir()
+	cfg := loadConfig(t, dir, config)
+	cfg.SkipFit = true
+	if _, err := Run(context.Background(), cfg, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	clk := newFake()
+	// Every reading of the clock moves it by a second, and a line is due
+	// after a second: every Add that reads the clock shows a line.
+	tick := func() time.Time { clk.advance(time.Second); return clk.now() }
+	r := NewReporter(&buf, ReporterConfig{Interval: time.Second, Now: tick})
+	warmup := 5
+	fc := stages.FitConfig{
+		Counts: filepath.Join(cfg.Output, CountsFile), Vocab: filepath.Join(cfg.Output, VocabFile),
+		Output: filepath.Join(dir, "fit"), Dim: 2, Chains: 2, Warmup: &warmup, Draws: 5, Threads: 1,
+		CheckpointInterval: stages.NoCheckpoints,
+	}
+	var evals atomic.Int64
+	fc.OnMAPEval = func() { evals.Add(1) }
+	if _, err := Fit(context.Background(), r, fc); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var mapLines, sweepLines []string
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "MAP evaluations"):
+			if len(sweepLines) > 0 {
+				t.Fatalf("MAP progress %q after the sweeps' report began", l)
+			}
+			mapLines = append(mapLines, l)
+		case strings.Contains(l, " sweeps"):
+			sweepLines = append(sweepLines, l)
+		}
+	}
+	if n := evals.Load(); len(mapLines) < 10 || int64(len(mapLines)) > n {
+		t.Fatalf("%d MAP progress lines for %d evaluations (the caller's hook saw them too)", len(mapLines), n)
+	}
+	if len(sweepLines) == 0 || !strings.HasPrefix(sweepLines[len(sweepLines)-1], "fit: 20/20 sweeps (100%)") {
+		t.Fatalf("sweep progress %q, want it to end at 20/20", sweepLines)
+	}
+	// Had the sweeps' report started with the MAP, its first rate would be
+	// at most (sweeps so far) / (MAP lines) per second.
+	var done int
+	var rate float64
+	if _, err := fmt.Sscanf(sweepLines[0], "fit: %d/20 sweeps", &done); err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(sweepLines[0], "%), ")
+	if _, err := fmt.Sscanf(sweepLines[0][i+4:], "%f", &rate); err != nil {
+		t.Fatalf("%q: %v", sweepLines[0], err)
+	}
+	if rate <= float64(done)/float64(len(mapLines)) {
+		t.Errorf("first sweep line %q: rate %v includes the MAP's %d seconds", sweepLines[0], rate, len(mapLines))
 	}
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/pwe-project/pwe/stages"
 )
@@ -52,14 +53,36 @@ func MovieLens(ctx context.Context, r *Reporter, cfg stages.MovieLensConfig) (st
 	return st, err
 }
 
-// Fit runs stages.Fit, reporting its sweeps (a resumed fit starts at the
-// sweeps already done); cfg.OnSweep, if set, is called too. The warnings
-// are logged even when the fit fails.
+// Fit runs stages.Fit, reporting the MAP's gradient evaluations and then
+// the sweeps (a resumed fit starts at the sweeps already done; the sweeps'
+// report begins with the first, so that the MAP's time does not enter
+// their rate); cfg.OnSweep and cfg.OnMAPEval, if set, are called too. The
+// warnings are logged even when the fit fails.
 func Fit(ctx context.Context, r *Reporter, cfg stages.FitConfig) (stages.FitStats, error) {
-	p := r.Progress("fit", "sweeps", fitSweeps(cfg))
-	cfg.OnSweep = chainSweeps(sweepCounter(p), cfg.OnSweep)
+	mp := r.Progress("fit", "MAP evaluations", 0)
+	onEval := cfg.OnMAPEval
+	cfg.OnMAPEval = func() {
+		mp.Add(1)
+		if onEval != nil {
+			onEval()
+		}
+	}
+	var sp *Progress
+	var count func(chain, sweep int)
+	var once sync.Once
+	cfg.OnSweep = chainSweeps(func(chain, sweep int) {
+		once.Do(func() {
+			mp.Done()
+			sp = r.Progress("fit", "sweeps", fitSweeps(cfg))
+			count = sweepCounter(sp)
+		})
+		if count != nil {
+			count(chain, sweep)
+		}
+	}, cfg.OnSweep)
 	st, err := stages.Fit(ctx, cfg)
-	p.Done()
+	mp.Done()
+	sp.Done()
 	log := r.Stage("fit")
 	for _, w := range st.Warnings {
 		log.Warn(w)

@@ -42,6 +42,10 @@ type MAPConfig struct {
 	GradTol float64
 	MaxIter int // limit on L-BFGS iterations of each start, over its restarts; default 20000
 	Threads int // goroutines evaluating the gradient; default GOMAXPROCS
+	// OnEval, if set, is called after every evaluation of the log
+	// posterior and its gradient, from MAP's goroutine, for progress
+	// reports.
+	OnEval func()
 }
 
 func (c MAPConfig) withDefaults() MAPConfig {
@@ -231,6 +235,9 @@ func (o *mapOptimiser) run(ctx context.Context, pl *pool, k int) (*Params, MAPRe
 			lastG[j] /= -scale[j]
 		}
 		evals++
+		if cfg.OnEval != nil {
+			cfg.OnEval()
+		}
 	}
 	problem := optimize.Problem{
 		Func: func(yy []float64) float64 { evalAt(yy); return lastF },

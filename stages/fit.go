@@ -106,6 +106,9 @@ type FitConfig struct {
 	// OnSweep, if set, is called after every sweep of every chain, from the
 	// chain's goroutine, for progress reports.
 	OnSweep func(chain, sweep int) `json:"-" yaml:"-"`
+	// OnMAPEval, if set, is called after every evaluation of the log
+	// posterior's gradient while the MAP is sought, for progress reports.
+	OnMAPEval func() `json:"-" yaml:"-"`
 	// Stdin is read, as an Arrow stream, for Counts or Vocab "-" (default
 	// os.Stdin).
 	Stdin io.Reader `json:"-" yaml:"-"`
@@ -431,6 +434,7 @@ func fitMAP(ctx context.Context, cfg FitConfig, data *posterior.Data, rule poste
 	began := time.Now()
 	m, res, err := posterior.MAP(ctx, data, posterior.MAPConfig{
 		Dim: cfg.Dim, PriorSD: cfg.PriorSD, Seed: cfg.Seed, Starts: cfg.MAPStarts, Threads: cfg.Threads,
+		OnEval: cfg.OnMAPEval,
 	})
 	if errors.Is(err, posterior.ErrNotConverged) {
 		stats.Warnings = append(stats.Warnings, err.Error()+"; continuing from the best point found")
