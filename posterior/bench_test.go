@@ -180,7 +180,7 @@ func BenchmarkDrawLogLik(b *testing.B) {
 		ll   func(i int) float64
 	}{
 		{"drawLogLik", func(i int) float64 { return drawLogLik(d, p, i) }},
-		{"targetLogLik", func(i int) float64 { return targetLogLik(d, p, i, nil) }},
+		{"targetLogLik", func(i int) float64 { return targetLogLik(d, p, i, nil, nil) }},
 	} {
 		b.Run(f.name, func(b *testing.B) {
 			var s float64
@@ -188,6 +188,29 @@ func BenchmarkDrawLogLik(b *testing.B) {
 				for i := range v {
 					s += f.ll(i)
 				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*d.Pairs()), "ns/pair")
+		})
+	}
+}
+
+// BenchmarkMAPEval times one evaluation of the log posterior and its
+// gradient, MAP's unit of work, on one thread.
+func BenchmarkMAPEval(b *testing.B) {
+	d := zipfData(b, 2000, 400_000)
+	for _, dim := range []int{10, 100} {
+		b.Run(fmt.Sprintf("D=%d", dim), func(b *testing.B) {
+			p, grad := NewParams(d.v, dim), NewParams(d.v, dim)
+			r := rand.New(rand.NewPCG(1, 1))
+			for k := range p.Rho {
+				p.Rho[k], p.Alpha[k] = 0.1*r.NormFloat64(), 0.1*r.NormFloat64()
+			}
+			e := newEvaluator(d, dim, 1)
+			pl := startPool(context.Background(), 1, nil)
+			defer pl.stop()
+			b.ResetTimer()
+			for range b.N {
+				e.eval(pl, p, 1, grad)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*d.Pairs()), "ns/pair")
 		})

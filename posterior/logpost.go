@@ -2,6 +2,7 @@ package posterior
 
 import (
 	"context"
+	"gonum.org/v1/gonum/floats"
 	"math"
 )
 
@@ -39,7 +40,7 @@ func pairScore(x, n, kappa float64) float64 {
 func LogLik(d *Data, p *Params) float64 {
 	var s float64
 	for i := range d.v {
-		s += targetLogLik(d, p, i, nil)
+		s += targetLogLik(d, p, i, nil, nil)
 	}
 	return s
 }
@@ -66,29 +67,34 @@ func Gradient(d *Data, p *Params, priorSD float64, grad *Params) float64 {
 }
 
 // targetLogLik returns the log-likelihood of the pairs of target i and, if
-// grad is not nil, adds their gradient in rho_i to grad.
-func targetLogLik(d *Data, p *Params, i int, grad []float64) float64 {
+// grad is not nil, adds their gradient in rho_i to grad and stores each
+// pair's score (the derivative of its log-likelihood in rho_i . alpha_j)
+// in score, which holds target i's pairs.
+func targetLogLik(d *Data, p *Params, i int, grad, score []float64) float64 {
 	ctx, n, kappa := d.TargetPairs(i)
 	rho := p.Target(i)
 	var ll float64
 	for k, j := range ctx {
 		alpha := p.Context(int(j))
-		x := dot(rho, alpha)
+		x := dot4(rho, alpha)
 		ll += pairLogLik(x, n[k], kappa[k])
 		if grad != nil {
-			axpy(pairScore(x, n[k], kappa[k]), alpha, grad)
+			s := pairScore(x, n[k], kappa[k])
+			score[k] = s
+			axpyLong(s, alpha, grad)
 		}
 	}
 	return ll
 }
 
-// contextGrad adds the gradient of the log-likelihood in alpha_j to grad.
-func contextGrad(d *Data, p *Params, j int, grad []float64) {
-	tgt, n, kappa := d.ContextPairs(j)
-	alpha := p.Context(j)
+// contextGrad adds the gradient of the log-likelihood in alpha_j to grad,
+// from the pairs' scores that targetLogLik stored (indexed as the
+// by-target pairs).
+func contextGrad(d *Data, p *Params, j int, grad, score []float64) {
+	tgt, _, _ := d.ContextPairs(j)
+	pos := d.contextPairPos(j)
 	for k, i := range tgt {
-		rho := p.Target(int(i))
-		axpy(pairScore(dot(rho, alpha), n[k], kappa[k]), rho, grad)
+		axpyLong(score[pos[k]], p.Target(int(i)), grad)
 	}
 }
 
@@ -131,6 +137,16 @@ func drawLogLik(d *Data, p *Params, i int) float64 {
 	return lin - logs - math.Log(prod)
 }
 
+// axpyLong is axpy through gonum's assembly kernel for long vectors,
+// where it is faster than the compiled loop.
+func axpyLong(a float64, x, y []float64) {
+	if len(x) < 16 {
+		axpy(a, x, y)
+		return
+	}
+	floats.AddScaled(y[:len(x)], a, x)
+}
+
 func axpy(a float64, x, y []float64) {
 	y = y[:len(x)]
 	for k, v := range x {
@@ -154,6 +170,7 @@ type evaluator struct {
 	targets []chunk
 	ctxs    []chunk
 	partial []float64
+	score   []float64 // each pair's score, by target; made by the first gradient
 }
 
 func newEvaluator(d *Data, dim, threads int) *evaluator {
@@ -186,6 +203,9 @@ func (e *evaluator) eval(pl *pool, p *Params, priorSD float64, grad *Params) flo
 		return e.logLik(pl, p) + LogPrior(p, priorSD)
 	}
 	prec := 1 / (priorSD * priorSD)
+	if e.score == nil {
+		e.score = make([]float64, e.d.Pairs())
+	}
 	pl.forEach(e.targets, func(_ *workspace, c chunk) {
 		for i := c.lo; i < c.hi; i++ {
 			g := grad.Target(i)
@@ -193,7 +213,7 @@ func (e *evaluator) eval(pl *pool, p *Params, priorSD float64, grad *Params) flo
 			for k := range g {
 				g[k] = -prec * rho[k]
 			}
-			e.partial[i] = targetLogLik(e.d, p, i, g)
+			e.partial[i] = targetLogLik(e.d, p, i, g, e.score[e.d.tOff[i]:e.d.tOff[i+1]])
 		}
 	})
 	pl.forEach(e.ctxs, func(_ *workspace, c chunk) {
@@ -203,7 +223,7 @@ func (e *evaluator) eval(pl *pool, p *Params, priorSD float64, grad *Params) flo
 			for k := range g {
 				g[k] = -prec * alpha[k]
 			}
-			contextGrad(e.d, p, j, g)
+			contextGrad(e.d, p, j, g, e.score)
 		}
 	})
 	var s float64

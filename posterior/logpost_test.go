@@ -2,6 +2,7 @@ package posterior
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -43,7 +44,14 @@ func TestLogSigmoidStable(t *testing.T) {
 }
 
 func TestGradientMatchesFiniteDifferences(t *testing.T) {
-	d, truth := simulate(t, 7, 3, 400, 1)
+	// D = 3 takes the compiled loops, D = 17 gonum's assembly axpy.
+	for _, dim := range []int{3, 17} {
+		t.Run(fmt.Sprintf("D=%d", dim), func(t *testing.T) { gradientMatchesFiniteDifferences(t, dim) })
+	}
+}
+
+func gradientMatchesFiniteDifferences(t *testing.T, dim int) {
+	d, truth := simulate(t, 7, dim, 400, 1)
 	p := truth.Clone()
 	for k := range p.Rho {
 		p.Rho[k] *= 0.7
