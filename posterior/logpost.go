@@ -2,8 +2,9 @@ package posterior
 
 import (
 	"context"
-	"gonum.org/v1/gonum/floats"
 	"math"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // logSigmoid returns log(1/(1+exp(-x))) without overflow or cancellation.

@@ -21,8 +21,9 @@ var ErrNotConverged = errors.New("posterior: MAP did not converge")
 // DefaultMAPStarts is MAPConfig.Starts when it is zero. On simulated data
 // with V = 200, D = 10 and Zipf pairs, 10 of 32 single starts ended at a
 // local optimum 2 to 10 nats below the best, and chains started at the
-// worst of them reached a quarter of the smallest bulk ESS (BENCHMARKS.md);
-// four starts cost four optimisations, a few per cent of a default fit.
+// worst of them reached a quarter of the smallest bulk ESS (BENCHMARKS.md).
+// Four starts cost four optimisations: a few per cent of a default fit at
+// D <= 20, but about a third of the sampling time at V = 5000, D = 100.
 const DefaultMAPStarts = 4
 
 // MAPConfig configures MAP. Zero fields take the defaults given.
