@@ -27,15 +27,20 @@ const maxPrecondDim = 32
 const groupAcceptTarget = 0.3
 
 // groupMover makes the Metropolis moves of one chain along the frame
-// changes that leave the anchors alone: with A = exp(eps M), M a D x D
-// matrix of standard normals, every rho_i becomes rho_i A and every free
-// alpha_j becomes alpha_j A^-T. The logits of pairs with a free context do
-// not change, so only the prior and the pairs whose context is an anchor
-// enter the acceptance ratio. The map scales the V target vectors by
-// det A and the free context vectors by det A^-1, so its Jacobian is
-// |det A|^(number of anchors) = exp(anchors eps tr M); A and A^-1 have the
-// same law (M and -M do), so the acceptance ratio is the target ratio
-// times that Jacobian.
+// changes that leave the anchors alone: with X = eps M, M a D x D matrix
+// of standard normals (preconditioned, see precondition), and A the
+// Cayley transform (I - X/2)^-1 (I + X/2), every rho_i becomes rho_i A and
+// every free alpha_j becomes alpha_j A^-T. The logits of pairs with a free
+// context do not change, so only the prior and the pairs whose context is
+// an anchor enter the acceptance ratio. The map scales the V target
+// vectors by det A and the free context vectors by det A^-1, so its
+// Jacobian is |det A|^(number of anchors); A and A^-1 have the same law
+// (A^-1 is the transform of -X, and X and -X have the same law), so the
+// acceptance ratio is the target ratio times that Jacobian. The Cayley
+// transform agrees with exp(X) to second order (I + X + X^2/2 + X^3/4 +
+// ...), so the proposals' scale and the curvature that preconditions them
+// are those of exp(X), and it costs two small LU factorisations instead
+// of a matrix exponential's dozen products.
 //
 // The target is the Pólya-Gamma augmented posterior p(rho, alpha | omega),
 // in which a pair contributes kappa psi - omega psi^2 / 2 to the log
@@ -71,9 +76,9 @@ type groupMover struct {
 	r, q      []float64 // Gram matrices of the state at the start of a run
 	c, cInv   []float64 // cumulative accepted frame change and its inverse
 	cNew, inv []float64 // proposed cumulative change and its inverse
-	m, a, aIn []float64 // proposal generator eps M, exp(eps M), exp(-eps M)
+	m, a, aIn []float64 // proposal generator X = eps M, its Cayley transform A, and A^-1
 	tmp       []float64
-	exp       expScratch
+	cay       cayleyScratch
 	w, row    []float64
 	current   float64 // logTarget at (c, cInv)
 
@@ -121,7 +126,7 @@ func newGroupMover(d *Data, dim int, prec0 float64, anchors []int, anchor []bool
 		groupAdapt: groupAdapt{logEps: math.Log(0.05 / math.Sqrt(float64(dim)))},
 		r:          nd(), q: nd(), c: nd(), cInv: nd(), cNew: nd(), inv: nd(),
 		m: nd(), a: nd(), aIn: nd(), tmp: nd(),
-		exp:   expScratch{pow: nd(), term: nd(), next: nd()},
+		cay:   cayleyScratch{minus: nd(), plus: nd(), ipiv: make([]int, dim)},
 		w:     make([]float64, dim),
 		row:   make([]float64, dim),
 		k:     make([]float64, len(anchors)*dim),
@@ -287,7 +292,6 @@ func (g *groupMover) logTarget(c, cInv []float64) float64 {
 // acceptance probability and whether it was accepted.
 func (g *groupMover) propose() (float64, bool) {
 	eps := g.eps()
-	var tr float64
 	for k := range g.m {
 		g.m[k] = eps * g.rng.NormFloat64()
 	}
@@ -296,13 +300,13 @@ func (g *groupMover) propose() (float64, bool) {
 		blas64.Trsv(blas.NoTrans, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: g.precond},
 			blas64.Vector{N: n, Inc: 1, Data: g.m})
 	}
-	for i := range g.dim {
-		tr += g.m[i*g.dim+i]
+	logDet, ok := g.cayleyPair(g.a, g.aIn, g.m)
+	if !ok {
+		return 0, false // A singular: a proposal of probability zero
 	}
-	g.expPair(g.a, g.aIn, g.m)
 	g.mul(g.cNew, g.c, g.a)
 	g.mul(g.inv, g.aIn, g.cInv)
-	return g.decide(g.logTarget(g.cNew, g.inv), tr)
+	return g.decide(g.logTarget(g.cNew, g.inv), logDet)
 }
 
 // precondition sets the proposal covariance to the inverse of the
@@ -381,9 +385,9 @@ func (g *groupMover) curvature(p *Params) []float64 {
 }
 
 // decide is the Metropolis step for a proposal whose logTarget is lt and
-// whose generator eps M has trace tr (log det A).
-func (g *groupMover) decide(lt, tr float64) (float64, bool) {
-	logRatio := lt - g.current + float64(len(g.anchors))*tr
+// whose frame change A has log |det A| logDet.
+func (g *groupMover) decide(lt, logDet float64) (float64, bool) {
+	logRatio := lt - g.current + float64(len(g.anchors))*logDet
 	if math.IsNaN(logRatio) {
 		return 0, false
 	}
@@ -414,55 +418,44 @@ func (g *groupMover) apply() {
 	}
 }
 
-// expScratch is the scratch of expPair.
-type expScratch struct{ pow, term, next []float64 }
+// cayleyScratch is the scratch of cayleyPair.
+type cayleyScratch struct {
+	minus, plus []float64
+	ipiv        []int
+}
 
-// expPair stores exp(x) in dst and exp(-x) in inv by scaling and
-// squaring: y = x / 2^s with ||y||_1 <= 1/2, the Taylor series of exp(y)
-// and exp(-y), which share their powers of y, summed until a term falls
-// below 2^-60 (at most about 20 terms), then each squared s times.
-func (g *groupMover) expPair(dst, inv, x []float64) {
+// cayleyPair stores the Cayley transform A = (I - x/2)^-1 (I + x/2) in
+// dst and A^-1 = (I + x/2)^-1 (I - x/2) (the transform of -x) in inv, and
+// returns log |det A|; ok is false if I - x/2 or I + x/2 is singular.
+// (I - x/2 and I + x/2 commute, so the order of the factors is free.)
+func (g *groupMover) cayleyPair(dst, inv, x []float64) (logDet float64, ok bool) {
 	dim := g.dim
-	var norm float64
-	for j := range dim {
-		var col float64
-		for i := range dim {
-			col += math.Abs(x[i*dim+j])
-		}
-		norm = max(norm, col)
+	minus, plus := g.cay.minus, g.cay.plus
+	for k, v := range x {
+		minus[k], plus[k] = -v/2, v/2
 	}
-	s := 0
-	if norm > 0.5 {
-		s = int(math.Ceil(math.Log2(norm / 0.5)))
+	for i := range dim {
+		minus[i*dim+i]++
+		plus[i*dim+i]++
 	}
-	scale := math.Ldexp(1, -s)
-	term, next := g.exp.term, g.exp.next
-	setIdentity(dst, dim)
-	setIdentity(inv, dim)
-	setIdentity(term, dim)
-	for k := 1; k < 40; k++ {
-		g.mul(next, term, x)
-		f := scale / float64(k)
-		sign := 1.0
-		if k%2 == 1 {
-			sign = -1
-		}
-		var tn float64
-		for i := range next {
-			next[i] *= f
-			dst[i] += next[i]
-			inv[i] += sign * next[i]
-			tn = max(tn, math.Abs(next[i]))
-		}
-		term, next = next, term
-		if tn <= 0x1p-60 {
-			break
-		}
+	copy(dst, plus)
+	copy(inv, minus)
+	ldMinus, ok1 := g.solveLU(minus, dst)
+	ldPlus, ok2 := g.solveLU(plus, inv)
+	return ldPlus - ldMinus, ok1 && ok2
+}
+
+// solveLU overwrites b with a^-1 b, factoring a in place with partial
+// pivoting, and returns log |det a|; ok is false if a is singular.
+func (g *groupMover) solveLU(a, b []float64) (logDet float64, ok bool) {
+	dim := g.dim
+	ga := blas64.General{Rows: dim, Cols: dim, Stride: dim, Data: a}
+	if !lapack64.Getrf(ga, g.cay.ipiv) {
+		return 0, false
 	}
-	for range s {
-		copy(g.exp.pow, dst)
-		g.mul(dst, g.exp.pow, g.exp.pow)
-		copy(g.exp.pow, inv)
-		g.mul(inv, g.exp.pow, g.exp.pow)
+	lapack64.Getrs(blas.NoTrans, ga, blas64.General{Rows: dim, Cols: dim, Stride: dim, Data: b}, g.cay.ipiv)
+	for i := range dim {
+		logDet += math.Log(math.Abs(a[i*dim+i]))
 	}
+	return logDet, true
 }

@@ -44,9 +44,11 @@ func anchorMask(v int, anchors []int) []bool {
 	return m
 }
 
-// TestExpm compares the mover's matrix exponentials exp(X) and exp(-X)
-// with gonum's and checks exp(X) exp(-X) = I.
-func TestExpm(t *testing.T) {
+// TestCayley compares the mover's Cayley transforms A of X and A^-1 (of
+// -X) with gonum's solves, its log |det A| with gonum's determinant, and
+// checks A A^-1 = I and that A agrees with exp(X) to second order (the
+// curvature that preconditions the proposals is that of exp).
+func TestCayley(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, dim := range []int{1, 2, 5, 12} {
 		for _, scale := range []float64{1e-3, 0.1, 1, 4} {
@@ -56,35 +58,58 @@ func TestExpm(t *testing.T) {
 				x[k] = scale * r.NormFloat64()
 			}
 			got, gotInv := make([]float64, dim*dim), make([]float64, dim*dim)
-			g.expPair(got, gotInv, x)
-			neg := slices.Clone(x)
-			for k := range neg {
-				neg[k] = -neg[k]
+			logDet, ok := g.cayleyPair(got, gotInv, x)
+			if !ok {
+				t.Fatalf("D=%d scale %v: singular", dim, scale)
 			}
-			var wantInv mat.Dense
-			wantInv.Exp(mat.NewDense(dim, dim, neg))
-			for k, w := range wantInv.RawMatrix().Data {
-				if math.Abs(gotInv[k]-w) > 1e-12*math.Max(1, mat.Norm(&wantInv, math.Inf(1))) {
-					t.Fatalf("D=%d scale %v: exp(-X)[%d] = %v, gonum %v", dim, scale, k, gotInv[k], w)
+			id := mat.NewDiagDense(dim, nil)
+			for i := range dim {
+				id.SetDiag(i, 1)
+			}
+			half := mat.NewDense(dim, dim, slices.Clone(x))
+			half.Scale(0.5, half)
+			var minus, plus, want, wantInv mat.Dense
+			minus.Sub(id, half)
+			plus.Add(id, half)
+			if err := want.Solve(&minus, &plus); err != nil {
+				t.Fatal(err)
+			}
+			if err := wantInv.Solve(&plus, &minus); err != nil {
+				t.Fatal(err)
+			}
+			for name, c := range map[string]struct {
+				got  []float64
+				want *mat.Dense
+			}{"A": {got, &want}, "A^-1": {gotInv, &wantInv}} {
+				tol := 1e-12 * mat.Cond(&minus, 1) * mat.Cond(&plus, 1) * math.Max(1, mat.Norm(c.want, math.Inf(1)))
+				for k, w := range c.want.RawMatrix().Data {
+					if math.Abs(c.got[k]-w) > tol {
+						t.Fatalf("D=%d scale %v: %s[%d] = %v, gonum %v", dim, scale, name, k, c.got[k], w)
+					}
 				}
 			}
-			var want mat.Dense
-			want.Exp(mat.NewDense(dim, dim, x))
+			wantLD, sign := mat.LogDet(&want)
+			if sign == 0 || math.Abs(logDet-wantLD) > 1e-10*math.Max(1, math.Abs(wantLD)) {
+				t.Errorf("D=%d scale %v: log |det A| = %v, gonum %v", dim, scale, logDet, wantLD)
+			}
 			var prod mat.Dense
 			prod.Mul(mat.NewDense(dim, dim, got), mat.NewDense(dim, dim, gotInv))
 			for i := range dim {
 				for j := range dim {
-					w := want.At(i, j)
-					if math.Abs(got[i*dim+j]-w) > 1e-12*math.Max(1, mat.Norm(&want, math.Inf(1))) {
-						t.Fatalf("D=%d scale %v: exp[%d,%d] = %v, gonum %v", dim, scale, i, j, got[i*dim+j], w)
+					if math.Abs(prod.At(i, j)-id.At(i, j)) > 1e-12*mat.Cond(&minus, 1)*mat.Cond(&plus, 1) {
+						t.Fatalf("D=%d scale %v: A A^-1 [%d,%d] = %v", dim, scale, i, j, prod.At(i, j))
 					}
-					id := 0.0
-					if i == j {
-						id = 1
-					}
-					if math.Abs(prod.At(i, j)-id) > 1e-12*math.Exp(2*scale*float64(dim)) {
-						t.Fatalf("D=%d scale %v: exp(X) exp(-X) [%d,%d] = %v", dim, scale, i, j, prod.At(i, j))
-					}
+				}
+			}
+			if scale <= 0.1 {
+				// A - exp(X) = X^3/12 + O(X^4): far below the X^2/2 a
+				// first-order agreement would leave.
+				var e mat.Dense
+				e.Exp(mat.NewDense(dim, dim, x))
+				e.Sub(&e, mat.NewDense(dim, dim, got))
+				nx := mat.Norm(mat.NewDense(dim, dim, x), 2)
+				if d := mat.Norm(&e, 2); d > nx*nx*nx/6 {
+					t.Errorf("D=%d scale %v: |A - exp(X)| = %v with |X| = %v", dim, scale, d, nx)
 				}
 			}
 		}
@@ -145,7 +170,9 @@ func TestGroupShortcutMatchesBruteForce(t *testing.T) {
 				x[k] = 0.4 * r.NormFloat64()
 			}
 			c, cInv := make([]float64, dim*dim), make([]float64, dim*dim)
-			g.expPair(c, cInv, x)
+			if _, ok := g.cayleyPair(c, cInv, x); !ok {
+				t.Fatal("singular frame change")
+			}
 			g.begin(p)
 			before := augmentedLogDensity(d, p, sd, omega)
 			got := g.logTarget(c, cInv) - g.current
@@ -187,7 +214,7 @@ func TestSweepSharesOmegas(t *testing.T) {
 		s := newSampler(context.Background(), d, cfg, anchors)
 		before := truth.Clone()
 		p := truth.Clone()
-		if err := s.sweep(chain, sw, p); err != nil {
+		if err := s.sweep(chain, sw, p, nil); err != nil {
 			t.Fatal(err)
 		}
 		s.close()
@@ -199,7 +226,7 @@ func TestSweepSharesOmegas(t *testing.T) {
 		ws.relax = cfg.Overrelax
 		rhoOmega := make([][]float64, v) // the redone rho side's draws, by target
 		for i := range v {
-			ws.pcg.Seed(streamSeeds(seed, chain, sw, sideRho, i))
+			ws.src.Seed(streamSeeds(seed, chain, sw, sideRho, i))
 			x := slices.Clone(before.Target(i))
 			ctx, n, kappa := d.TargetPairs(i)
 			rhoOmega[i] = make([]float64, len(ctx))
@@ -220,7 +247,7 @@ func TestSweepSharesOmegas(t *testing.T) {
 			}
 			last := slices.Clone(given)
 			if !anchor[j] {
-				ws.pcg.Seed(streamSeeds(seed, chain, sw, sideAlpha, j))
+				ws.src.Seed(streamSeeds(seed, chain, sw, sideAlpha, j))
 				x := slices.Clone(before.Context(j))
 				if err := ws.draw(x, tgt, n, kappa, p.Rho, s.prec0, last, true, inner); err != nil {
 					t.Fatal(err)
