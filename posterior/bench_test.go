@@ -67,7 +67,7 @@ func benchSweep(b *testing.B, v, dim, pairs int) {
 			b.ResetTimer()
 			cpu := cpuTime()
 			for sw := range b.N {
-				if err := s.sweep(0, sw, p); err != nil {
+				if err := s.sweep(0, sw, p, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

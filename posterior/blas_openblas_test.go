@@ -20,7 +20,7 @@ func TestOpenBLASMatchesGonum(t *testing.T) {
 		var got [2][]float64
 		for k, be := range []dense{gonumDense, openblasDense} {
 			ws := newWorkspaceWith(be, tc.dim, tc.m, false)
-			ws.pcg.Seed(3, 4)
+			ws.src.Seed(3, 4)
 			got[k] = append([]float64(nil), c.x...)
 			if err := ws.draw(got[k], c.idx, c.n, c.kappa, c.other, 1, ws.omega[:tc.m], false, 2); err != nil {
 				t.Fatal(err)
@@ -38,7 +38,7 @@ func TestOpenBLASMatchesGonum(t *testing.T) {
 		defaultDense = be
 		s := newSampler(context.Background(), d, GibbsConfig{Dim: dim, Threads: 2}.withDefaults(), nil)
 		p := randomParams(d.V(), dim, 0.3)
-		err := s.sweep(0, 0, p)
+		err := s.sweep(0, 0, p, nil)
 		s.close()
 		if err != nil {
 			t.Fatal(err)

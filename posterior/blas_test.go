@@ -55,9 +55,9 @@ func newConditionalCase(dim, m int, seed uint64) conditionalCase {
 // step's omegas.
 func naiveDraw(c conditionalCase, prec0 float64, inner int, given []float64, seed1, seed2 uint64) (x, omega []float64) {
 	dim := c.dim
-	pcg := rand.NewPCG(seed1, seed2)
-	rng := rand.New(pcg)
-	pg := polyagamma.Sampler{Src: pcg}
+	src := polyagamma.NewXoshiro(seed1, seed2)
+	rng := rand.New(src)
+	pg := polyagamma.Sampler{Src: src}
 	row := func(r int) []float64 { j := int(c.idx[r]); return c.other[j*dim : (j+1)*dim] }
 	x = append([]float64(nil), c.x...)
 	b := make([]float64, dim)
@@ -160,7 +160,7 @@ func TestConditionalDrawMatchesNaive(t *testing.T) {
 					}
 					want, wantOmega := naiveDraw(c, prec0, tc.inner, start, 11, 12)
 					ws := newWorkspaceWith(be, tc.dim, tc.m, false)
-					ws.pcg.Seed(11, 12)
+					ws.src.Seed(11, 12)
 					got := append([]float64(nil), c.x...)
 					omega := make([]float64, tc.m)
 					copy(omega, start)

@@ -292,7 +292,20 @@ type chain struct {
 	p     *Params
 	mover *groupMover
 	eval  *evaluator
+	// held is a kept draw waiting for the next sweep to compute its
+	// log-likelihood (see sampler.step), or nil. It is never part of a
+	// checkpoint: sampler.run delivers it before each one.
+	held  *heldDraw
+	spare heldDraw  // what held points to, kept for the next draw
+	ll    []float64 // per-target log-likelihoods of the held draw
 	progress
+}
+
+// heldDraw is a kept draw whose log-likelihood is still to come.
+type heldDraw struct {
+	p    *Params // a copy of the state
+	draw int
+	st   DrawStats // all but LogLik; LogPosterior holds the log prior
 }
 
 // progress is where a chain stands, apart from its Params.

@@ -318,6 +318,11 @@ func TestBackupUndoesStep(t *testing.T) {
 			t.Fatalf("sweep %d changed too little to test the backup", sw)
 		}
 		b.restore(ch)
+		// run delivers a kept draw the undone step held (with its own
+		// copy of the state) before it stops; so does the test.
+		if err := s.flush(ch, deliver); err != nil {
+			t.Fatal(err)
+		}
 		if !reflect.DeepEqual(ch.p, p) || ch.progress != at || !reflect.DeepEqual(ch.mover.groupAdapt, adapt) {
 			t.Fatalf("sweep %d: restored %d of %d moves accepted, log eps %v after %d steps; want %d of %d, %v after %d",
 				sw, ch.accepted, ch.tried, ch.mover.logEps, ch.mover.steps, at.accepted, at.tried, adapt.logEps, adapt.steps)
@@ -326,6 +331,9 @@ func TestBackupUndoesStep(t *testing.T) {
 			t.Fatal(err)
 		}
 		ch.sweep = sw + 1
+	}
+	if err := s.flush(ch, deliver); err != nil {
+		t.Fatal(err)
 	}
 	if ch.mover.precond == nil || draws != 2 {
 		t.Fatalf("preconditioner %v, %d draws delivered: the loop missed the sweeps it means to test", ch.mover.precond != nil, draws)

@@ -20,19 +20,26 @@ import (
 type workspace struct {
 	dim   int
 	dense dense
-	panel []float64 // sqrt(omega_r) c_r for up to panelRows pairs, row-major
-	rows  int       // panel capacity in rows
-	psi   []float64 // linear predictors, m
-	omega []float64 // PG draws gathered in context order on the alpha side, m
-	prec  []float64 // precision, dim x dim (upper triangle)
-	b     []float64 // sum kappa * covariate, dim
-	y     []float64 // solution, dim
-	pcg   *rand.PCG
+	panel []float64           // sqrt(omega_r) c_r for up to panelRows pairs, row-major
+	rows  int                 // panel capacity in rows
+	psi   []float64           // linear predictors, m
+	omega []float64           // PG draws gathered in context order on the alpha side, m
+	prec  []float64           // precision, dim x dim (upper triangle)
+	b     []float64           // sum kappa * covariate, dim
+	y     []float64           // solution, dim
+	src   *polyagamma.Xoshiro // the token's random stream, seeded by the caller
 	rng   *rand.Rand
 	pg    polyagamma.Sampler
 	// relax is the overrelaxation of the Gaussian step (GibbsConfig.Overrelax);
 	// 0 draws independently of the current value.
 	relax float64
+
+	// With wantLogLik set, draw stores in logLik the log-likelihood of the
+	// pairs at x as it found it (on the side that draws omega), from the
+	// linear predictors it computes anyway: the sampler folds a kept draw's
+	// log-likelihood into the next sweep this way.
+	wantLogLik bool
+	logLik     float64
 
 	profile bool
 	phases  PhaseTimes
@@ -64,7 +71,7 @@ func newWorkspace(dim, maxDegree int, profile bool) *workspace {
 func newWorkspaceWith(be dense, dim, maxDegree int, profile bool) *workspace {
 	m := max(maxDegree, 1)
 	rows := min(m, be.panelRows(dim))
-	pcg := rand.NewPCG(0, 0)
+	src := polyagamma.NewXoshiro(0, 0)
 	return &workspace{
 		dim:     dim,
 		dense:   be,
@@ -75,9 +82,9 @@ func newWorkspaceWith(be dense, dim, maxDegree int, profile bool) *workspace {
 		prec:    make([]float64, dim*dim),
 		b:       make([]float64, dim),
 		y:       make([]float64, dim),
-		pcg:     pcg,
-		rng:     rand.New(pcg),
-		pg:      polyagamma.Sampler{Src: pcg},
+		src:     src,
+		rng:     rand.New(src),
+		pg:      polyagamma.Sampler{Src: src},
 		profile: profile,
 	}
 }
@@ -114,6 +121,7 @@ func (w *workspace) tick(acc *time.Duration, t *time.Time) {
 func (w *workspace) draw(x []float64, idx []int32, n, kappa, other []float64, prec0 float64, omega []float64, given bool, inner int) error {
 	dim := w.dim
 	m := len(idx)
+	w.logLik = 0
 	if m == 0 {
 		sd := 1 / math.Sqrt(prec0)
 		for k := range x {
@@ -133,6 +141,9 @@ func (w *workspace) draw(x []float64, idx []int32, n, kappa, other []float64, pr
 		gatherB(dim, idx, kappa, other, b)
 	} else {
 		gatherPsiB(x, idx, kappa, other, psi, b)
+		if w.wantLogLik {
+			w.logLik = pairsLogLik(psi, n, kappa)
+		}
 	}
 	w.tick(&w.phases.Gather, &t)
 	P := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: dim, Stride: dim, Data: w.prec}

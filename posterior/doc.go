@@ -141,14 +141,17 @@
 // Chains run in their own goroutines and share a pool of Threads workers;
 // each half-sweep is split into contiguous token ranges of about equal
 // cost (pairs x D^2 + D^3), eight per thread. The random stream of one
-// token update is a PCG seeded from (seed, chain, sweep, side, token)
-// through SplitMix64 (streamSeeds), reseeded in place, so draws are
+// token update is a xoshiro256++ generator (polyagamma.Xoshiro) seeded
+// from (seed, chain, sweep, side, token) through SplitMix64 (streamSeeds),
+// reseeded in place, so draws are
 // bit-identical whatever the number of threads or the order in which
 // workers pick tasks; initial values and MAP jitter use side 2, a
 // sweep's frame-change moves side 3 (one stream per chain and sweep, run
 // in the chain's goroutine). Per-draw
 // log-likelihoods are summed per token and then in token order, for the
-// same reason. Sink calls are serialised by the engine.
+// same reason; a kept draw's is computed by the next sweep's rho side,
+// which forms every pair's linear predictor anyway, or on its own (same
+// arithmetic, same bits) after the last sweep and before a checkpoint. Sink calls are serialised by the engine.
 //
 // # Checkpoints
 //

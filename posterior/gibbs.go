@@ -437,12 +437,18 @@ func (s *sampler) run(ch *chain, deliver func(c, draw int, p *Params, st DrawSta
 			if back != nil {
 				back.restore(ch)
 			}
+			if ferr := s.flush(ch, deliver); ferr != nil {
+				err = errors.Join(err, ferr)
+			}
 			return err
 		}
 		ch.sweep, ran = sw+1, true
 		due := cfg.CheckpointEvery > 0 && ch.sweep%cfg.CheckpointEvery == 0 ||
 			cfg.CheckpointInterval > 0 && time.Since(last) >= cfg.CheckpointInterval
 		if checkpoint != nil && due && ch.sweep < total {
+			if err := s.flush(ch, deliver); err != nil {
+				return err
+			}
 			if err := checkpoint(ch.state()); err != nil {
 				return err
 			}
@@ -456,11 +462,25 @@ func (s *sampler) run(ch *chain, deliver func(c, draw int, p *Params, st DrawSta
 }
 
 // step makes sweep sw of the chain: the Gibbs updates, the frame-change
-// moves, and the kept draw if sw yields one.
+// moves, and the kept draw if sw yields one. A kept draw's
+// log-likelihood, a pass over all pairs, is computed by the next sweep on
+// its way (its rho side forms every pair's linear predictor at the state
+// it starts from), so the draw is held until then, or delivered at once
+// after the last sweep; run delivers a held draw before a checkpoint and
+// when it stops.
 func (s *sampler) step(ch *chain, sw int, deliver func(c, draw int, p *Params, st DrawStats) error) error {
 	cfg := s.cfg
-	if err := s.sweep(ch.c, sw, ch.p); err != nil {
+	var ll []float64
+	if ch.held != nil {
+		ll = ch.ll
+	}
+	if err := s.sweep(ch.c, sw, ch.p, ll); err != nil {
 		return err
+	}
+	if ch.held != nil {
+		if err := s.deliverHeld(ch, sumInOrder(ll), deliver); err != nil {
+			return err
+		}
 	}
 	if ch.mover != nil {
 		if cfg.Warmup >= 2 && sw == cfg.Warmup/2 {
@@ -481,18 +501,58 @@ func (s *sampler) step(ch *chain, sw int, deliver func(c, draw int, p *Params, s
 	if kept < 0 || (kept+1)%cfg.Thin != 0 {
 		return nil
 	}
-	ll := ch.eval.logLik(s.pool, ch.p)
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
 	now := time.Now()
-	st := DrawStats{LogLik: ll, LogPosterior: ll + LogPrior(ch.p, cfg.PriorSD), Seconds: now.Sub(ch.mark).Seconds(), GroupAccept: math.NaN()}
+	st := DrawStats{LogPosterior: LogPrior(ch.p, cfg.PriorSD), Seconds: now.Sub(ch.mark).Seconds(), GroupAccept: math.NaN()}
 	if ch.tried > 0 {
 		st.GroupAccept = float64(ch.accepted) / float64(ch.tried)
 	}
 	ch.tried, ch.accepted = 0, 0
 	ch.mark = now
-	return deliver(ch.c, kept/cfg.Thin, ch.p, st)
+	if ch.spare.p == nil {
+		ch.spare.p, ch.ll = NewParams(s.d.v, cfg.Dim), make([]float64, s.d.v)
+	}
+	ch.spare.p.copyFrom(ch.p)
+	ch.spare.draw, ch.spare.st = kept/cfg.Thin, st
+	ch.held = &ch.spare
+	if sw+1 == s.total() {
+		return s.flush(ch, deliver)
+	}
+	return nil
+}
+
+// flush delivers the held draw, if any, with its log-likelihood computed
+// on its own, one thread, whatever the context: it gives the same bits
+// as the next sweep would have.
+func (s *sampler) flush(ch *chain, deliver func(c, draw int, p *Params, st DrawStats) error) error {
+	if ch.held == nil {
+		return nil
+	}
+	for i := range ch.ll {
+		ch.ll[i] = drawLogLik(s.d, ch.held.p, i)
+	}
+	return s.deliverHeld(ch, sumInOrder(ch.ll), deliver)
+}
+
+// deliverHeld delivers the held draw with log-likelihood ll and lets it go.
+func (s *sampler) deliverHeld(ch *chain, ll float64, deliver func(c, draw int, p *Params, st DrawStats) error) error {
+	h := ch.held
+	ch.held = nil
+	h.st.LogLik = ll
+	h.st.LogPosterior += ll
+	return deliver(ch.c, h.draw, h.p, h.st)
+}
+
+// sumInOrder returns the sum of x in index order, which does not depend on
+// how x was filled.
+func sumInOrder(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s
 }
 
 // sampler holds what the chains share: the data, the thread pool and the
@@ -635,8 +695,10 @@ func (s *sampler) initial(c int, start *Params) *Params {
 // last draws back. s.omega[c] then holds, with the state, a draw of the
 // augmented joint, and the frame-change moves, which target p(rho, alpha |
 // omega), read the anchors' pairs there (the alpha side skips the anchors,
-// so those are the rho side's draws).
-func (s *sampler) sweep(c, sw int, p *Params) error {
+// so those are the rho side's draws). When ll is not nil, ll[i] receives
+// the log-likelihood of target i's pairs at p as the sweep found it,
+// computed from the linear predictors the rho side forms anyway (see step).
+func (s *sampler) sweep(c, sw int, p *Params, ll []float64) error {
 	var mu sync.Mutex
 	var first error
 	fail := func(err error) {
@@ -658,12 +720,17 @@ func (s *sampler) sweep(c, sw int, p *Params) error {
 				if side == sideAlpha && s.anchor[i] {
 					continue
 				}
-				ws.pcg.Seed(streamSeeds(s.cfg.Seed, c, sw, side, i))
+				ws.src.Seed(streamSeeds(s.cfg.Seed, c, sw, side, i))
 				idx, n, kappa := s.d.side(side, i)
 				x := own[i*dim : (i+1)*dim]
 				var err error
 				if side == sideRho {
+					ws.wantLogLik = ll != nil
 					err = ws.draw(x, idx, n, kappa, other, s.prec0, omega[s.d.tOff[i]:s.d.tOff[i+1]], false, inner)
+					ws.wantLogLik = false
+					if ll != nil {
+						ll[i] = ws.logLik
+					}
 				} else {
 					pos := s.d.contextPairPos(i)
 					om := ws.omega[:len(pos)]

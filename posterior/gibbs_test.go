@@ -80,13 +80,24 @@ func TestDrawStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	_, err = Gibbs(context.Background(), d, start, GibbsConfig{Chains: 2, Warmup: 3, Draws: 4, PriorSD: sd, Threads: 2}, SinkFunc(
-		func(chain, draw int, p *Params, st DrawStats) error {
+	// Every kept draw but the last has its log-likelihood computed inside
+	// the next sweep, the last on its own: both must give the bits of the
+	// direct sum (or a resumed run would differ from an uninterrupted one).
+	for _, cfg := range []GibbsConfig{{Chains: 2, Warmup: 3, Draws: 4}, {Chains: 2, Warmup: 2, Draws: 3, Thin: 2, Inner: 2}} {
+		cfg.PriorSD, cfg.Threads = sd, 2
+		var n int
+		_, err = Gibbs(context.Background(), d, start, cfg, SinkFunc(func(chain, draw int, p *Params, st DrawStats) error {
 			n++
 			ll := LogLik(d, p)
 			if math.Abs(st.LogLik-ll) > 1e-9*math.Abs(ll) || math.Abs(st.LogPosterior-LogPosterior(d, p, sd)) > 1e-9*math.Abs(ll) {
 				t.Errorf("chain %d draw %d: stats %+v, log lik %v, log posterior %v", chain, draw, st, ll, LogPosterior(d, p, sd))
+			}
+			var direct float64
+			for i := range d.v {
+				direct += drawLogLik(d, p, i)
+			}
+			if st.LogLik != direct {
+				t.Errorf("thin %d inner %d: chain %d draw %d: log lik %v, its direct sum %v", cfg.Thin, cfg.Inner, chain, draw, st.LogLik, direct)
 			}
 			if !(st.Seconds > 0) {
 				t.Errorf("seconds %v", st.Seconds)
@@ -103,8 +114,9 @@ func TestDrawStats(t *testing.T) {
 			}
 			return nil
 		}))
-	if err != nil || n != 8 {
-		t.Fatalf("err %v, %d draws", err, n)
+		if err != nil || n != cfg.Chains*cfg.Draws {
+			t.Fatalf("thin %d inner %d: err %v, %d draws", cfg.Thin, cfg.Inner, err, n)
+		}
 	}
 }
 

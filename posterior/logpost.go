@@ -99,27 +99,35 @@ func contextGrad(d *Data, p *Params, j int, grad, score []float64) {
 	}
 }
 
-// productTerms is the largest count whose log1p term drawLogLik folds
+// productTerms is the largest count whose log1p term logLikSum folds
 // into its running product by repeated multiplication; larger counts
 // take math.Log1p. Each factor 1 + exp(-|x|) is at most 2, so the product
 // gains at most 2^productTerms per pair before it is flushed.
 const productTerms = 4
 
-// drawLogLik returns targetLogLik(d, p, i, nil) to within rounding, about
-// twice as fast: with log sig(x) = min(x, 0) - log1p(exp(-|x|)), the sum
-// of n log1p(exp(-|x|)) over pairs with small n is the log of a product
-// of factors 1 + exp(-|x|), which costs one multiplication per factor and
-// one logarithm per token instead of one log1p per pair. Rounding each
-// factor to a double errs by at most 2^-53 in its logarithm, so the
-// total errs by at most the pairs' counts times 1.1e-16.
-func drawLogLik(d *Data, p *Params, i int) float64 {
+// logLikSum adds up pairs' log-likelihoods n log sig(x) + (n/2 - kappa)
+// ... in the form min(x, 0) n - (n/2 - kappa) x - n log1p(exp(-|x|)),
+// about twice as fast as one log1p per pair: the sum of n log1p(exp(-|x|))
+// over pairs with small n is the log of a product of factors
+// 1 + exp(-|x|), which costs one multiplication per factor and one
+// logarithm per token. Rounding each factor to a double errs by at most
+// 2^-53 in its logarithm, so the total errs by at most the pairs' counts
+// times 1.1e-16 against targetLogLik. The kept draws' log-likelihoods
+// are summed by it twice over, inside the next sweep (sampler.sweep) and
+// on their own (drawLogLik); both see the same x in the same order, so
+// they agree to the bit.
+type logLikSum struct{ lin, logs, prod float64 }
+
+func newLogLikSum() logLikSum { return logLikSum{prod: 1} }
+
+// add adds the pairs whose linear predictors are psi, with counts n and
+// kappas kappa.
+func (s *logLikSum) add(psi, n, kappa []float64) {
 	const flush = 0x1p900
-	ctx, n, kappa := d.TargetPairs(i)
-	rho := p.Target(i)
-	var lin, logs float64
-	prod := 1.0
-	for k, j := range ctx {
-		x, nk := dot(rho, p.Context(int(j))), n[k]
+	n, kappa = n[:len(psi)], kappa[:len(psi)]
+	lin, logs, prod := s.lin, s.logs, s.prod
+	for k, x := range psi {
+		nk := n[k]
 		lin += nk*min(x, 0) - (nk/2-kappa[k])*x
 		u := math.Exp(-math.Abs(x))
 		if nk > productTerms || nk != math.Trunc(nk) {
@@ -135,7 +143,36 @@ func drawLogLik(d *Data, p *Params, i int) float64 {
 			prod = 1
 		}
 	}
-	return lin - logs - math.Log(prod)
+	s.lin, s.logs, s.prod = lin, logs, prod
+}
+
+func (s *logLikSum) value() float64 { return s.lin - s.logs - math.Log(s.prod) }
+
+// pairsLogLik returns the log-likelihood of pairs whose linear predictors
+// are psi.
+func pairsLogLik(psi, n, kappa []float64) float64 {
+	s := newLogLikSum()
+	s.add(psi, n, kappa)
+	return s.value()
+}
+
+// drawLogLik returns the log-likelihood of target i's pairs, as
+// targetLogLik(d, p, i, nil) does to within rounding (see logLikSum). Its
+// linear predictors are computed as gatherPsiB computes them, a block at a
+// time.
+func drawLogLik(d *Data, p *Params, i int) float64 {
+	ctx, n, kappa := d.TargetPairs(i)
+	rho := p.Target(i)
+	var psi [64]float64
+	s := newLogLikSum()
+	for lo := 0; lo < len(ctx); lo += len(psi) {
+		hi := min(lo+len(psi), len(ctx))
+		for k, j := range ctx[lo:hi] {
+			psi[k] = dot(rho, p.Context(int(j)))
+		}
+		s.add(psi[:hi-lo], n[lo:hi], kappa[lo:hi])
+	}
+	return s.value()
 }
 
 // axpyLong is axpy through gonum's assembly kernel for long vectors,

@@ -302,7 +302,7 @@ func conditionalVersusQuadrature(t *testing.T, others, npos, nneg []float64, pri
 	for c := range chains {
 		x := []float64{float64(c) - 1.5, 1 - float64(c)*0.5}
 		for it := range draws + 100 {
-			ws.pcg.Seed(streamSeeds(77, c, it, sideRho, 0))
+			ws.src.Seed(streamSeeds(77, c, it, sideRho, 0))
 			if err := ws.draw(x, idx, n, kappa, others, 1/(priorSD*priorSD), ws.omega[:len(idx)], false, inner); err != nil {
 				t.Fatal(err)
 			}

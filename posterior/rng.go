@@ -20,7 +20,7 @@ func splitmix64(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// streamSeeds returns the two PCG seeds of the random stream for one token
+// streamSeeds returns the two seeds of the random stream for one token
 // update: the stream depends only on (seed, chain, sweep, side, token), so
 // every draw is the same whichever thread makes it. For a fixed seed the
 // map is injective for chain < 2^56, side < 2^8 and sweep, token < 2^32.

@@ -152,12 +152,12 @@ func TestBattery(t *testing.T) {
 		bi := slices.Index(batteryB, b)
 		for ci, c := range batteryC {
 			seed, seed2 := cellSeeds(bi, ci)
-			s := Sampler{Src: rand.NewPCG(seed, seed2)}
+			s := Sampler{Src: NewXoshiro(seed, seed2)}
 			for i := range xs {
 				xs[i] = s.Rand(b, c)
 			}
 			// Symmetry in c: the same seed must give the same draws.
-			sNeg := Sampler{Src: rand.NewPCG(seed, seed2)}
+			sNeg := Sampler{Src: NewXoshiro(seed, seed2)}
 			for i := 0; i < 50; i++ {
 				if x := sNeg.Rand(b, -c); x != xs[i] {
 					t.Fatalf("b=%g: draw %d differs between c=%g and -c: %g vs %g", b, i, c, xs[i], x)
@@ -245,7 +245,7 @@ func TestKSBoundsExact(t *testing.T) {
 }
 
 func TestPanics(t *testing.T) {
-	s := Sampler{Src: rand.NewPCG(1, 2)}
+	s := Sampler{Src: NewXoshiro(1, 2)}
 	for _, f := range []func(){
 		func() { s.Rand(0, 1) },
 		func() { s.Rand(-1, 1) },
@@ -270,8 +270,8 @@ func TestFillMatchesRand(t *testing.T) {
 	bs := []float64{1, 0.5, 30, 7.25, 1e4}
 	cs := []float64{0, -3, 700, 12, 1}
 	dst := make([]float64, len(bs))
-	Sampler{Src: rand.NewPCG(5, 6)}.Fill(dst, bs, cs)
-	s := Sampler{Src: rand.NewPCG(5, 6)}
+	Sampler{Src: NewXoshiro(5, 6)}.Fill(dst, bs, cs)
+	s := Sampler{Src: NewXoshiro(5, 6)}
 	for i := range bs {
 		if x := s.Rand(bs[i], cs[i]); x != dst[i] {
 			t.Errorf("Fill[%d] = %g, Rand = %g", i, dst[i], x)

@@ -33,7 +33,7 @@ func BenchmarkRand(b *testing.B) {
 				bs[i] = tc.b
 			}
 			dst := make([]float64, n)
-			s := Sampler{Src: rand.NewPCG(3, 4)}
+			s := Sampler{Src: NewXoshiro(3, 4)}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

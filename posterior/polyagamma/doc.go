@@ -110,8 +110,10 @@
 //
 // A PG(1, c) draw costs a few dozen floating-point operations and four to six
 // random words, so the generator matters as much as the method. rng
-// (rng.go) steps a copy of a *rand.PCG's state inline instead of calling
-// the Source once per word, and draws exponential and normal variates from
+// (rng.go) steps a copy of a *Xoshiro's state inline instead of calling
+// the Source once per word (xoshiro256++, whose state advances by shifts
+// and exclusive-ors, at half the cost per word of PCG-DXSM's chain of
+// 128-bit multiplications), and draws exponential and normal variates from
 // 256-layer float64 ziggurats whose fast path hot loops spell out, because
 // Go's inliner will not take the generator and the ziggurat together. In
 // Devroye's sampler the per-c set-up is a linear interpolation, the
@@ -119,7 +121,7 @@
 // and a left proposal's series is tried at the bounds of lambda before the
 // exact lambda is computed. The gamma sum evaluates the unit cumulants
 // once per draw, their Taylor series as eight independent Horner chains.
-// TestInlinePCG, TestVariates, TestZigguratClosure, TestZigguratLayers
+// TestXoshiroReference, TestInlineXoshiro, TestVariates, TestZigguratClosure, TestZigguratLayers
 // and TestDevroyeLeft check these parts on their own; BenchmarkRand
 // measures the whole.
 //

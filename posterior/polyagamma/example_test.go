@@ -2,13 +2,12 @@ package polyagamma_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/pwe-project/pwe/posterior/polyagamma"
 )
 
 func Example() {
-	s := polyagamma.Sampler{Src: rand.NewPCG(1, 2)}
+	s := polyagamma.Sampler{Src: polyagamma.NewXoshiro(1, 2)}
 	w := s.Rand(3, 1.5) // one Pólya-Gamma PG(3, 1.5) draw
 	fmt.Println(w > 0)
 	fmt.Printf("mean %.6f  variance %.6f\n", polyagamma.Mean(3, 1.5), polyagamma.Var(3, 1.5))

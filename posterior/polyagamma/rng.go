@@ -1,7 +1,6 @@
 package polyagamma
 
 import (
-	"encoding/binary"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -11,76 +10,112 @@ import (
 // need (gammaGen builds gamma variates on them). Every variate costs one
 // or more 64-bit words, four to six per PG(1, c) draw, so the generator
 // itself is a large part of the sampler's time, and calling a rand.Source
-// through its interface for each word costs more than producing it. rng therefore steps a PCG-DXSM
-// state inline. When Src is a *rand.PCG (what the Gibbs sampler passes),
-// that state is a copy of Src's, written back when the Rand or Fill call
-// ends, so the words are exactly the ones Src would give and Fill matches
-// repeated Rand (TestInlinePCG). Any other Source seeds the inline state
-// with two of its words per Rand or Fill call: draws are still reproducible
-// from Src's seed, but Fill then uses Src differently from repeated Rand.
+// through its interface for each word costs more than producing it. rng
+// therefore steps a xoshiro256++ state inline. When Src is a *Xoshiro
+// (what the Gibbs sampler passes), that state is a copy of Src's, written
+// back when the Rand or Fill call ends, so the words are exactly the ones
+// Src would give and Fill matches repeated Rand (TestInlineXoshiro). Any
+// other Source seeds the inline state with two of its words per Rand or
+// Fill call, as Xoshiro.Seed does: draws are still reproducible from Src's
+// seed, but Fill then uses Src differently from repeated Rand.
 // Exponential and normal variates come from 256-layer ziggurats with
 // float64 tables (Marsaglia & Tsang 2000, "The ziggurat method for
 // generating random variables", J. Stat. Softw. 5(8)) that take all their
 // bits from one word.
 type rng struct {
-	hi, lo uint64
-	pcg    *rand.PCG // where the state goes back to, if it came from one
+	s0, s1, s2, s3 uint64
+	src            *Xoshiro // where the state goes back to, if it came from one
 }
-
-// pcgEncoding is the length of a *rand.PCG's binary encoding, "pcg:"
-// followed by the two state words in big-endian order.
-const pcgEncoding = 20
 
 func newRNG(src rand.Source) rng {
-	if p, ok := src.(*rand.PCG); ok {
-		var buf [pcgEncoding]byte
-		b, err := p.AppendBinary(buf[:0])
-		// An encoding this code does not know is treated as any Source.
-		if err == nil && len(b) == pcgEncoding && string(b[:4]) == "pcg:" {
-			return rng{hi: binary.BigEndian.Uint64(b[4:]), lo: binary.BigEndian.Uint64(b[12:]), pcg: p}
-		}
+	if x, ok := src.(*Xoshiro); ok {
+		g := x.rng()
+		g.src = x
+		return g
 	}
-	return rng{hi: src.Uint64(), lo: src.Uint64()}
+	return NewXoshiro(src.Uint64(), src.Uint64()).rng()
 }
 
-// release writes the state back to the *rand.PCG it came from.
+// release writes the state back to the *Xoshiro it came from.
 func (g *rng) release() {
-	if g.pcg == nil {
-		return
-	}
-	var buf [pcgEncoding]byte
-	b := append(buf[:0], "pcg:"...)
-	b = binary.BigEndian.AppendUint64(b, g.hi)
-	b = binary.BigEndian.AppendUint64(b, g.lo)
-	if err := g.pcg.UnmarshalBinary(b); err != nil {
-		panic("polyagamma: cannot restore PCG state: " + err.Error())
+	if g.src != nil {
+		g.src.s = [4]uint64{g.s0, g.s1, g.s2, g.s3}
 	}
 }
-
-// PCG-DXSM constants (O'Neill, "PCG: a family of simple fast
-// space-efficient statistically good algorithms for random number
-// generation", 2014; the DXSM output function of pcg-cpp, as used by
-// math/rand/v2): the 128-bit LCG multiplier and increment, each as high
-// and low word, and the 64-bit output multiplier.
-const (
-	pcgMulHi   = 0x2360ed051fc65da4
-	pcgMulLo   = 0x4385df649fccf645
-	pcgIncHi   = 0x5851f42d4c957f2d
-	pcgIncLo   = 0x14057b7ef767814f
-	pcgOutMult = 0xda942042e4dd58b5
-)
 
 func (g *rng) uint64() uint64 {
-	hi, lo := bits.Mul64(g.lo, pcgMulLo)
-	hi += g.hi*pcgMulLo + g.lo*pcgMulHi
-	lo += pcgIncLo
-	if lo < pcgIncLo {
-		hi++
-	}
-	hi += pcgIncHi
-	g.hi, g.lo = hi, lo
-	hi = (hi ^ hi>>32) * pcgOutMult
-	return (hi ^ hi>>48) * (lo | 1)
+	r := bits.RotateLeft64(g.s0+g.s3, 23) + g.s0
+	t := g.s1 << 17
+	g.s2 ^= g.s0
+	g.s3 ^= g.s1
+	g.s1 ^= g.s2
+	g.s0 ^= g.s3
+	g.s2 ^= t
+	g.s3 = bits.RotateLeft64(g.s3, 45)
+	return r
+}
+
+// Xoshiro is the xoshiro256++ generator (Blackman & Vigna, "Scrambled
+// linear pseudorandom number generators", ACM Trans. Math. Softw. 47(4),
+// 2021) as a rand.Source: 256 bits of state, period 2^256 - 1, every
+// output bit of full quality (the ziggurats take their layer from the
+// lowest eight). A Sampler steps it inline, which costs about half of
+// what PCG-DXSM does per word: its state advances by shifts and
+// exclusive-ors rather than through a chain of 128-bit multiplications
+// (BENCHMARKS.md). Streams seeded with different (a, b) start at
+// different states, and with 256 bits of state they do not overlap in
+// practice.
+type Xoshiro struct{ s [4]uint64 }
+
+// NewXoshiro returns a generator seeded with a and b.
+func NewXoshiro(a, b uint64) *Xoshiro {
+	x := &Xoshiro{}
+	x.Seed(a, b)
+	return x
+}
+
+// Seed resets x to the state of seeds a and b. Three Feistel rounds with
+// SplitMix64's output function (Steele, Lea & Flood 2014) turn (a, b) into
+// (u, v), a bijection in which each half depends on both seeds; two words
+// of SplitMix64 started at u and two started at v (as Blackman and Vigna
+// advise for seeding xoshiro) make the state. So distinct seeds give
+// distinct states, never the all-zero one, and streams whose seeds share
+// a word do not share half their state.
+func (x *Xoshiro) Seed(a, b uint64) { x.s = seedXoshiro(a, b) }
+
+// Uint64 returns the next word.
+func (x *Xoshiro) Uint64() uint64 {
+	g := x.rng()
+	v := g.uint64()
+	x.s = [4]uint64{g.s0, g.s1, g.s2, g.s3}
+	return v
+}
+
+// rng returns an inline generator at x's state, not tied to x.
+func (x *Xoshiro) rng() rng { return rng{s0: x.s[0], s1: x.s[1], s2: x.s[2], s3: x.s[3]} }
+
+func seedXoshiro(a, b uint64) [4]uint64 {
+	mix := func(z uint64) uint64 { out, _ := splitMix64(z); return out }
+	u := a ^ mix(b)
+	v := b ^ mix(u)
+	u ^= mix(v)
+	var s [4]uint64
+	s[0], u = splitMix64(u)
+	s[1], _ = splitMix64(u)
+	s[2], v = splitMix64(v)
+	s[3], _ = splitMix64(v)
+	return s
+}
+
+// splitMix64 advances a SplitMix64 state and returns its output and the
+// new state. The output is a bijection of the new state, so two outputs
+// from one start are never both zero.
+func splitMix64(state uint64) (uint64, uint64) {
+	state += 0x9e3779b97f4a7c15
+	z := state
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31, state
 }
 
 // unif returns a uniform variate on the open interval (0, 1), so its log is

@@ -73,9 +73,9 @@ func moderateGammaSum(b, c float64) bool {
 // Sampler draws Pólya-Gamma variates. Src must be set; the zero value is
 // not usable.
 //
-// With a *rand.PCG as Src the draws use exactly the words Src would give,
+// With a *Xoshiro as Src the draws use exactly the words Src would give,
 // in order, so Fill gives the same draws as repeated Rand and leaves Src in
-// the same state; the sampler steps a copy of the PCG state inline and
+// the same state; the sampler steps a copy of the Xoshiro state inline and
 // writes it back, which is much faster than a call through the interface
 // per word. Any other Source seeds that inline state with two of its words
 // per Rand or Fill call: the draws are still determined by Src's seed, but
