@@ -73,3 +73,9 @@ func potrfFMA(n int, c []float64) bool {
 //
 //go:noescape
 func rank4FMA(l, stride int, u []float64, ustride int, w *[4]float64, c []float64)
+
+// expNegFMA is expNegOne on len(dst)/4 groups of four elements, in AVX2
+// with fused multiply-adds; len(x) must be at least len(dst).
+//
+//go:noescape
+func expNegFMA(dst, x []float64)
