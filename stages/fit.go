@@ -407,19 +407,35 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	}
 	defer run.release(sp)
 
+	// The summary and draws.parquet's rows are written at once (both only
+	// read the spill); the summary completes the statistics that
+	// draws.parquet, sample_stats.parquet and map.parquet record, so the
+	// draws' metadata is taken now and its statistics set at the end.
 	start := time.Now()
 	free := freeCoordinates(len(vocab), cfg.Dim, anchors)
-	if err := writeSummary(filepath.Join(cfg.Output, SummaryFile), sp, free, tokens, cfg, &stats, meta); err != nil {
-		return stats, err
-	}
-	stats.SummarySecond = time.Since(start).Seconds()
-	if err := writeSampleStats(filepath.Join(cfg.Output, SampleStatsFile), sp.stats, meta(formats.SchemaSampleStats)); err != nil {
-		return stats, err
+	drawsMeta := meta(drawsSchema(cfg))
+	done := make(chan struct{})
+	var summaryErr error
+	go func() {
+		defer close(done)
+		summaryErr = writeSummary(filepath.Join(cfg.Output, SummaryFile), sp, free, tokens, cfg, &stats, meta)
+		stats.SummarySecond = time.Since(start).Seconds()
+	}()
+	summary := func() (FitStats, error) {
+		<-done
+		return stats, summaryErr
 	}
 	if keep != nil {
-		if err := writeDraws(filepath.Join(cfg.Output, DrawsFile), sp, tokens, keep, cfg, meta); err != nil {
+		if err := writeDraws(filepath.Join(cfg.Output, DrawsFile), sp, tokens, keep, cfg, drawsMeta, summary); err != nil {
+			<-done
 			return stats, err
 		}
+	}
+	if _, err := summary(); err != nil {
+		return stats, err
+	}
+	if err := writeSampleStats(filepath.Join(cfg.Output, SampleStatsFile), sp.stats, meta(formats.SchemaSampleStats)); err != nil {
+		return stats, err
 	}
 	if err := writeMap(); err != nil {
 		return stats, err

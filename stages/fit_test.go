@@ -3,6 +3,7 @@ package stages
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -54,6 +55,24 @@ func TestFitOutputs(t *testing.T) {
 	}
 	if len(st.MAPStarts) != posterior.DefaultMAPStarts || st.MAPLogPost != slices.Max(st.MAPStarts) {
 		t.Errorf("MAP log posterior %v, starts %v: want the best of %d", st.MAPLogPost, st.MAPStarts, posterior.DefaultMAPStarts)
+	}
+
+	// draws.parquet is written while the summary is; it, sample_stats and
+	// map must still record the summary's results.
+	for _, f := range []struct{ name, schema string }{{DrawsFile, formats.SchemaDraws}, {SampleStatsFile, formats.SchemaSampleStats}, {MapFile, formats.SchemaMap}} {
+		r, err := formats.Open[struct{}](filepath.Join(cfg.Output, f.name), f.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			MaxRhat    float64 `json:"max_rhat"`
+			MinESSBulk float64 `json:"min_ess_bulk"`
+		}
+		raw, _ := r.Meta().Stats.(json.RawMessage)
+		if err := json.Unmarshal(raw, &rec); err != nil || rec.MaxRhat != st.MaxRhat || rec.MinESSBulk != st.MinESSBulk || !(st.MaxRhat > 0) {
+			t.Errorf("%s records max R-hat %v and min ESS %v (%v), the fit %v and %v", f.name, rec.MaxRhat, rec.MinESSBulk, err, st.MaxRhat, st.MinESSBulk)
+		}
+		r.Close()
 	}
 
 	mp, _, err := formats.ReadAll[formats.VectorRow](filepath.Join(cfg.Output, MapFile), formats.SchemaMap)

@@ -281,22 +281,30 @@ func (c *convergence) warning(chains int) string {
 		" logits and cosines usually mix better (pwe summarize reports their R-hat), and more --draws (or --thin) help"
 }
 
+// drawsSchema is draws.parquet's schema for the layout cfg asks for.
+func drawsSchema(cfg FitConfig) string {
+	if cfg.DrawsLayout == "long" {
+		return formats.SchemaDrawsLong
+	}
+	return formats.SchemaDraws
+}
+
 // writeDraws writes draws.parquet from the spill files in (chain, draw,
-// param, token) order, for the tokens marked in keep.
-func writeDraws(path string, s *spill, tokens []string, keep []bool, cfg FitConfig, meta func(string) formats.Meta) error {
+// param, token) order, for the tokens marked in keep, with metadata meta.
+// Its rows can be written while the summary is (both only read the
+// spill): before it closes the file it calls summary, which waits for the
+// summary, returns its error (the file is then dropped) and the fit's
+// statistics, which the summary completes, for the file's pwe.stats.
+func writeDraws(path string, s *spill, tokens []string, keep []bool, cfg FitConfig, meta formats.Meta, summary func() (FitStats, error)) error {
 	v, dim := len(tokens), cfg.Dim
 	long := cfg.DrawsLayout == "long"
-	schema := formats.SchemaDraws
-	if long {
-		schema = formats.SchemaDrawsLong
-	}
 	var wv *formats.Writer[formats.DrawRow]
 	var wl *formats.Writer[formats.DrawLongRow]
 	var err error
 	if long {
-		wl, err = formats.Create[formats.DrawLongRow](path, meta(schema))
+		wl, err = formats.Create[formats.DrawLongRow](path, meta)
 	} else {
-		wv, err = formats.Create[formats.DrawRow](path, meta(schema))
+		wv, err = formats.Create[formats.DrawRow](path, meta)
 	}
 	if err != nil {
 		return err
@@ -346,8 +354,18 @@ func writeDraws(path string, s *spill, tokens []string, keep []bool, cfg FitConf
 			}
 		}
 	}
+	stats, err := summary()
+	if err != nil {
+		return err
+	}
 	if long {
+		if err := wl.SetStats(stats); err != nil {
+			return err
+		}
 		return wl.Close()
+	}
+	if err := wv.SetStats(stats); err != nil {
+		return err
 	}
 	return wv.Close()
 }
