@@ -89,9 +89,10 @@ type groupMover struct {
 	omega []float64
 	// k and mA are the per-anchor statistics of the run's start, k_a
 	// (D) and the upper triangle of M_a (D x D), anchor after anchor;
-	// panel holds sqrt(omega_ia) rho_i for the pairs of one anchor.
-	k, mA, panel []float64
-	mw           []float64
+	// anchorOmega holds omega_ia for the pairs of one anchor, and panel
+	// sqrt(omega_ia) rho_i where the precision kernel does not serve.
+	k, mA, anchorOmega, panel []float64
+	mw                        []float64
 
 	pcg *rand.PCG
 	rng *rand.Rand
@@ -119,6 +120,10 @@ func newGroupMover(d *Data, dim int, prec0 float64, anchors []int, anchor []bool
 	for _, a := range anchors {
 		maxDeg = max(maxDeg, d.degree(sideAlpha, a))
 	}
+	var panel []float64
+	if !usePrecisionKernel(dim) {
+		panel = make([]float64, maxDeg*dim)
+	}
 	return &groupMover{
 		d: d, dim: dim, prec0: prec0, anchors: anchors, anchor: anchor,
 		// A step that moves each coordinate by about 5% at first; warmup
@@ -126,15 +131,16 @@ func newGroupMover(d *Data, dim int, prec0 float64, anchors []int, anchor []bool
 		groupAdapt: groupAdapt{logEps: math.Log(0.05 / math.Sqrt(float64(dim)))},
 		r:          nd(), q: nd(), c: nd(), cInv: nd(), cNew: nd(), inv: nd(),
 		m: nd(), a: nd(), aIn: nd(), tmp: nd(),
-		cay:   cayleyScratch{minus: nd(), plus: nd(), ipiv: make([]int, dim)},
-		w:     make([]float64, dim),
-		row:   make([]float64, dim),
-		k:     make([]float64, len(anchors)*dim),
-		mA:    make([]float64, len(anchors)*dim*dim),
-		panel: make([]float64, maxDeg*dim),
-		mw:    make([]float64, dim),
-		pcg:   pcg,
-		rng:   rand.New(pcg),
+		cay:         cayleyScratch{minus: nd(), plus: nd(), ipiv: make([]int, dim)},
+		w:           make([]float64, dim),
+		row:         make([]float64, dim),
+		k:           make([]float64, len(anchors)*dim),
+		mA:          make([]float64, len(anchors)*dim*dim),
+		anchorOmega: make([]float64, maxDeg),
+		panel:       panel,
+		mw:          make([]float64, dim),
+		pcg:         pcg,
+		rng:         rand.New(pcg),
 	}
 }
 
@@ -232,7 +238,8 @@ func (g *groupMover) gram(p *Params) {
 
 // anchorStats forms k_a = sum_i kappa_ia rho_i and (the upper triangle
 // of) M_a = sum_i omega_ia rho_i^T rho_i of every anchor from p and
-// g.omega.
+// g.omega, M_a by the kernel that forms the sweep's precisions (or, above
+// its dimensions, by a syrk of the sqrt(omega)-weighted rows).
 func (g *groupMover) anchorStats(p *Params) {
 	dim := g.dim
 	for l, a := range g.anchors {
@@ -240,16 +247,23 @@ func (g *groupMover) anchorStats(p *Params) {
 		pos := g.d.contextPairPos(a)
 		k := g.k[l*dim : (l+1)*dim]
 		clear(k)
+		om := g.anchorOmega[:len(tgt)]
 		for r, i := range tgt {
-			rho := p.Target(int(i))
-			axpy(kappa[r], rho, k)
-			s := math.Sqrt(g.omega[pos[r]])
+			axpy(kappa[r], p.Target(int(i)), k)
+			om[r] = g.omega[pos[r]]
+		}
+		m := g.mA[l*dim*dim : (l+1)*dim*dim]
+		if usePrecisionKernel(dim) {
+			smallPrecision(dim, tgt, om, p.Rho, 0, m)
+			continue
+		}
+		for r, i := range tgt {
+			s := math.Sqrt(om[r])
 			dst := g.panel[r*dim : (r+1)*dim]
-			for c, x := range rho {
+			for c, x := range p.Target(int(i)) {
 				dst[c] = s * x
 			}
 		}
-		m := g.mA[l*dim*dim : (l+1)*dim*dim]
 		clear(m)
 		if len(tgt) > 0 {
 			blas64.Syrk(blas.Trans, 1,
