@@ -45,7 +45,7 @@ func TestREADMEConfigLoads(t *testing.T) {
 		{"fit.anchors", cfg.Fit.Anchors, "volume"},
 		{"fit.group_moves", *cfg.Fit.GroupMoves, 20},
 		{"fit.map_starts", cfg.Fit.MAPStarts, 4},
-		{"fit.draws", cfg.Fit.Draws, 2000},
+		{"fit.draws", cfg.Fit.Draws, 3000},
 		{"summarize.top", cfg.Summarize.Top, 10},
 		{"summarize.neighbours", len(cfg.Summarize.Neighbours), 2},
 		{"report", cfg.Report != "", true},

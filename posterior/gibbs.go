@@ -180,12 +180,16 @@ func DefaultOverrelax(dim int) float64 {
 	return -min(maxDefaultOverrelax, 1-0.2/float64(max(dim, 1)))
 }
 
-// DefaultDraws is GibbsConfig.Draws when it is zero, twice Stan's: the
-// largest rank-normalised R-hat of a few thousand coordinates exceeds 1.01
-// by Monte Carlo error alone unless every coordinate's integrated
+// DefaultDraws is GibbsConfig.Draws when it is zero, three times Stan's:
+// the largest rank-normalised R-hat of a few thousand coordinates exceeds
+// 1.01 by Monte Carlo error alone unless every coordinate's integrated
 // autocorrelation time is below about 2.5 with 1000 draws per chain, and
-// below about 5 with 2000 (BENCHMARKS.md, issue 9).
-const DefaultDraws = 2000
+// below about 5 with 2000, while the slowest coordinates at V = 200, D = 10
+// (Zipf pairs) have 5 to 13; with 2000 draws one run in about twenty
+// still ended between 1.01 and 1.013 there, with 3000 none of sixteen
+// above 1.006. The 500 warmup sweeps are then a smaller share of the work,
+// so the effective samples per second rise too (BENCHMARKS.md, issue 9).
+const DefaultDraws = 3000
 
 // maxDefaultOverrelax bounds the size of DefaultOverrelax.
 const maxDefaultOverrelax = 0.98
