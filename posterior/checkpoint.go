@@ -291,13 +291,13 @@ type chain struct {
 	c     int
 	p     *Params
 	mover *groupMover
-	eval  *evaluator
-	// held is a kept draw waiting for the next sweep to compute its
-	// log-likelihood (see sampler.step), or nil. It is never part of a
-	// checkpoint: sampler.run delivers it before each one.
-	held  *heldDraw
-	spare heldDraw  // what held points to, kept for the next draw
-	ll    []float64 // per-target log-likelihoods of the held draw
+	// With held set, pending is a kept draw waiting for the next sweep to
+	// compute its log-likelihood (see sampler.step); its buffers serve
+	// the next draw. A held draw is never part of a checkpoint:
+	// sampler.run delivers it before each one.
+	held    bool
+	pending heldDraw
+	ll      []float64 // per-target log-likelihoods of the held draw
 	progress
 }
 

@@ -386,7 +386,7 @@ func Gibbs(ctx context.Context, d *Data, start *Params, cfg GibbsConfig, sink Si
 // newChain sets chain c up at its start, or at resume when not nil.
 func (s *sampler) newChain(c int, start *Params, resume *ChainState) (*chain, error) {
 	cfg := s.cfg
-	ch := &chain{c: c, eval: newEvaluator(s.d, cfg.Dim, cfg.Threads), progress: progress{mark: time.Now()}}
+	ch := &chain{c: c, progress: progress{mark: time.Now()}}
 	if cfg.GroupMoves > 0 {
 		ch.mover = newGroupMover(s.d, cfg.Dim, s.prec0, s.anchors, s.anchor)
 		ch.mover.omega = s.omega[c]
@@ -475,13 +475,13 @@ func (s *sampler) run(ch *chain, deliver func(c, draw int, p *Params, st DrawSta
 func (s *sampler) step(ch *chain, sw int, deliver func(c, draw int, p *Params, st DrawStats) error) error {
 	cfg := s.cfg
 	var ll []float64
-	if ch.held != nil {
+	if ch.held {
 		ll = ch.ll
 	}
 	if err := s.sweep(ch.c, sw, ch.p, ll); err != nil {
 		return err
 	}
-	if ch.held != nil {
+	if ch.held {
 		if err := s.deliverHeld(ch, sumInOrder(ll), deliver); err != nil {
 			return err
 		}
@@ -515,12 +515,12 @@ func (s *sampler) step(ch *chain, sw int, deliver func(c, draw int, p *Params, s
 	}
 	ch.tried, ch.accepted = 0, 0
 	ch.mark = now
-	if ch.spare.p == nil {
-		ch.spare.p, ch.ll = NewParams(s.d.v, cfg.Dim), make([]float64, s.d.v)
+	if ch.pending.p == nil {
+		ch.pending.p, ch.ll = NewParams(s.d.v, cfg.Dim), make([]float64, s.d.v)
 	}
-	ch.spare.p.copyFrom(ch.p)
-	ch.spare.draw, ch.spare.st = kept/cfg.Thin, st
-	ch.held = &ch.spare
+	ch.pending.p.copyFrom(ch.p)
+	ch.pending.draw, ch.pending.st = kept/cfg.Thin, st
+	ch.held = true
 	if sw+1 == s.total() {
 		return s.flush(ch, deliver)
 	}
@@ -531,19 +531,19 @@ func (s *sampler) step(ch *chain, sw int, deliver func(c, draw int, p *Params, s
 // on its own, one thread, whatever the context: it gives the same bits
 // as the next sweep would have.
 func (s *sampler) flush(ch *chain, deliver func(c, draw int, p *Params, st DrawStats) error) error {
-	if ch.held == nil {
+	if !ch.held {
 		return nil
 	}
 	for i := range ch.ll {
-		ch.ll[i] = drawLogLik(s.d, ch.held.p, i)
+		ch.ll[i] = drawLogLik(s.d, ch.pending.p, i)
 	}
 	return s.deliverHeld(ch, sumInOrder(ch.ll), deliver)
 }
 
 // deliverHeld delivers the held draw with log-likelihood ll and lets it go.
 func (s *sampler) deliverHeld(ch *chain, ll float64, deliver func(c, draw int, p *Params, st DrawStats) error) error {
-	h := ch.held
-	ch.held = nil
+	h := &ch.pending
+	ch.held = false
 	h.st.LogLik = ll
 	h.st.LogPosterior += ll
 	return deliver(ch.c, h.draw, h.p, h.st)

@@ -243,11 +243,7 @@ func (e *evaluator) logLik(pl *pool, p *Params) float64 {
 			e.partial[i] = drawLogLik(e.d, p, i)
 		}
 	})
-	var s float64
-	for _, v := range e.partial {
-		s += v
-	}
-	return s
+	return sumInOrder(e.partial)
 }
 
 // eval returns the log posterior at p and, if grad is not nil, stores its
@@ -280,9 +276,5 @@ func (e *evaluator) eval(pl *pool, p *Params, priorSD float64, grad *Params) flo
 			contextGrad(e.d, p, j, g, e.score)
 		}
 	})
-	var s float64
-	for _, v := range e.partial {
-		s += v
-	}
-	return s + LogPrior(p, priorSD)
+	return sumInOrder(e.partial) + LogPrior(p, priorSD)
 }

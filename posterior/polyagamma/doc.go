@@ -112,8 +112,8 @@
 // random words, so the generator matters as much as the method. rng
 // (rng.go) steps a copy of a *Xoshiro's state inline instead of calling
 // the Source once per word (xoshiro256++, whose state advances by shifts
-// and exclusive-ors, at half the cost per word of PCG-DXSM's chain of
-// 128-bit multiplications), and draws exponential and normal variates from
+// and exclusive-ors rather than PCG-DXSM's chain of 128-bit
+// multiplications), and draws exponential and normal variates from
 // 256-layer float64 ziggurats whose fast path hot loops spell out, because
 // Go's inliner will not take the generator and the ziggurat together. In
 // Devroye's sampler the per-c set-up is a linear interpolation, the

@@ -39,7 +39,7 @@ func newRNG(src rand.Source) rng {
 // release writes the state back to the *Xoshiro it came from.
 func (g *rng) release() {
 	if g.src != nil {
-		g.src.s = [4]uint64{g.s0, g.s1, g.s2, g.s3}
+		g.store(g.src)
 	}
 }
 
@@ -59,10 +59,10 @@ func (g *rng) uint64() uint64 {
 // linear pseudorandom number generators", ACM Trans. Math. Softw. 47(4),
 // 2021) as a rand.Source: 256 bits of state, period 2^256 - 1, every
 // output bit of full quality (the ziggurats take their layer from the
-// lowest eight). A Sampler steps it inline, which costs about half of
-// what PCG-DXSM does per word: its state advances by shifts and
-// exclusive-ors rather than through a chain of 128-bit multiplications
-// (BENCHMARKS.md). Streams seeded with different (a, b) start at
+// lowest eight). A Sampler steps it inline; its state advances by shifts
+// and exclusive-ors rather than through PCG-DXSM's chain of 128-bit
+// multiplications, which made sums of Devroye draws 6 to 11 % faster
+// (BENCHMARKS.md, session 9). Streams seeded with different (a, b) start at
 // different states, and with 256 bits of state they do not overlap in
 // practice.
 type Xoshiro struct{ s [4]uint64 }
@@ -87,12 +87,15 @@ func (x *Xoshiro) Seed(a, b uint64) { x.s = seedXoshiro(a, b) }
 func (x *Xoshiro) Uint64() uint64 {
 	g := x.rng()
 	v := g.uint64()
-	x.s = [4]uint64{g.s0, g.s1, g.s2, g.s3}
+	g.store(x)
 	return v
 }
 
 // rng returns an inline generator at x's state, not tied to x.
 func (x *Xoshiro) rng() rng { return rng{s0: x.s[0], s1: x.s[1], s2: x.s[2], s3: x.s[3]} }
+
+// store sets x's state to g's.
+func (g *rng) store(x *Xoshiro) { x.s = [4]uint64{g.s0, g.s1, g.s2, g.s3} }
 
 func seedXoshiro(a, b uint64) [4]uint64 {
 	mix := func(z uint64) uint64 { out, _ := splitMix64(z); return out }
