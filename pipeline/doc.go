@@ -3,11 +3,12 @@
 //
 //	            text corpus                      MovieLens ratings
 //	                 |                                   |
-//	          +------+------+                            |
-//	          v             |                            v
-//	     [tokenize]         |                      [movielens]
-//	          |             v                            |
-//	   vocab.parquet ---> [count]                        |
+//	          |                                          |
+//	          v                                          v
+//	     [tokenize]                                [movielens]
+//	          |                                          |
+//	   vocab.parquet,                                    |
+//	   tokens.bin  -----> [count]                        |
 //	          |             |                            |
 //	          |      counts.parquet   <------------------+ (vocab.parquet, counts.parquet)
 //	          |             |

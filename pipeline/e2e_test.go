@@ -157,14 +157,14 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatalf("manifest stages %v", names)
 	}
 	wantOutputs := map[string][]string{
-		"tokenize": {VocabFile},
+		"tokenize": {VocabFile, TokensFile},
 		"count":    {CountsFile},
 		"fit":      {"fit/map.parquet", "fit/sample_stats.parquet", "fit/summary.parquet", "fit/draws.parquet"},
 	}
 	corpus, _ := filepath.Abs("../testdata/austen-200.txt")
 	wantInputs := map[string][]string{
 		"tokenize": {corpus},
-		"count":    {corpus, filepath.Join(out, VocabFile)},
+		"count":    {filepath.Join(out, TokensFile), filepath.Join(out, VocabFile)},
 		"fit":      {filepath.Join(out, CountsFile), filepath.Join(out, VocabFile)},
 	}
 	logged := map[string]logRecord{}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/movielens"
 	"github.com/pwe-project/pwe/formats/movielens/mltest"
 	"github.com/pwe-project/pwe/stages"
@@ -65,7 +66,8 @@ func everyAdd(buf *bytes.Buffer) *Reporter {
 }
 
 // TestRunReadProgress checks that pwe run reports the reading of tokenize
-// and count in bytes, with the inputs' size as the total and reached.
+// and count in bytes, with the inputs' size as the total and reached:
+// the corpus for tokenize, the token stream's chunks for count.
 func TestRunReadProgress(t *testing.T) {
 	dir := t.TempDir()
 	cfg := loadConfig(t, dir, config)
@@ -78,6 +80,12 @@ func TestRunReadProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stream, err := formats.OpenTokenStream(filepath.Join(cfg.Output, TokensFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	want := map[string]int64{"tokenize": info.Size(), "count": stream.ChunkBytes()}
 	last := lastProgress(t, log.Bytes())
 	for _, stage := range []string{"tokenize", "count"} {
 		rec, ok := last[stage]
@@ -85,8 +93,8 @@ func TestRunReadProgress(t *testing.T) {
 			t.Errorf("%s: no progress record in\n%s", stage, log.String())
 			continue
 		}
-		if p := rec.Progress; p.Unit != UnitBytes || p.Total != info.Size() || p.Done != info.Size() {
-			t.Errorf("%s: last progress %+v; want %d of %d bytes", stage, *p, info.Size(), info.Size())
+		if p := rec.Progress; p.Unit != UnitBytes || p.Total != want[stage] || p.Done != want[stage] {
+			t.Errorf("%s: last progress %+v; want %d of %d bytes", stage, *p, want[stage], want[stage])
 		}
 	}
 }

@@ -22,6 +22,10 @@ import (
 const (
 	VocabFile  = "vocab.parquet"
 	CountsFile = "counts.parquet"
+	// TokensFile is the corpus as token ids, written by tokenize and read
+	// by count, so that the text is read and segmented once; a count with
+	// other settings later reads it instead of the text.
+	TokensFile = "tokens.bin"
 	FitDir     = "fit"
 	// StagingDir holds each stage's outputs until the stage has succeeded;
 	// they are then renamed into place.
@@ -196,18 +200,20 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		if err != nil {
 			return nil, err
 		}
+		tokens := filepath.Join(c.Output, TokensFile)
 		tk := c.Tokenize
 		tk.Input, tk.Output, tk.Threads = *c.Input, filepath.Join(c.staging("tokenize"), VocabFile), c.Threads
+		tk.Tokens = filepath.Join(c.staging("tokenize"), TokensFile)
 		plan = append(plan, stage{
-			name: "tokenize", settings: tk, inputs: paths, outputs: []string{vocab},
+			name: "tokenize", settings: tk, inputs: paths, outputs: []string{vocab, tokens},
 			run: func(ctx context.Context) (any, error) { return Tokenize(ctx, opt.Reporter, tk) },
 		})
 		ct := c.Count
-		ct.Input, ct.Vocab, ct.Output = *c.Input, vocab, filepath.Join(c.staging("count"), CountsFile)
+		ct.Input, ct.Tokens, ct.Vocab, ct.Output = stages.TextInput{}, tokens, vocab, filepath.Join(c.staging("count"), CountsFile)
 		ct.Threads, ct.Memory, ct.TempDir = c.Threads, int64(c.Memory), c.TempDir
 		ct.Seed = seedOr(ct.Seed, c.Seed)
 		plan = append(plan, stage{
-			name: "count", settings: ct, seed: ct.Seed, inputs: append(paths, vocab), outputs: []string{counts},
+			name: "count", settings: ct, seed: ct.Seed, inputs: []string{tokens, vocab}, outputs: []string{counts},
 			run: func(ctx context.Context) (any, error) { return Count(ctx, opt.Reporter, ct) },
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"time"
 
@@ -22,6 +23,10 @@ type CountConfig struct {
 	// Input is the corpus. When it names no document format, the format of
 	// the vocabulary's corpus applies.
 	Input TextInput `json:"input" yaml:"input"`
+	// Tokens, instead of Input, names a token stream written by the tokenize
+	// stage (TokenizeConfig.Tokens): the corpus as token ids, counted
+	// without reading or segmenting the text again.
+	Tokens string `json:"tokens,omitempty" yaml:"-"`
 	// Vocab is the path of vocab.parquet; the tokenizer settings are read
 	// from its metadata so that both stages split text the same way.
 	Vocab string `json:"-" yaml:"-"`
@@ -122,8 +127,15 @@ func (c CountConfig) counterConfig() (counts.Config, error) {
 
 // Validate reports settings that cannot work.
 func (c CountConfig) Validate() error {
-	if err := c.Input.Validate(); err != nil {
-		return err
+	switch {
+	case c.Tokens == "":
+		if err := c.Input.Validate(); err != nil {
+			return err
+		}
+	case len(c.Input.Paths) > 0:
+		return fmt.Errorf("the corpus is given twice: as the token stream %s and as %v; name one", c.Tokens, c.Input.Paths)
+	case c.Tokens == StdioPath:
+		return errors.New("--tokens names a file: a token stream ends with its dictionary, which is read first")
 	}
 	switch {
 	case c.Vocab == "":
@@ -212,7 +224,9 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		return CountStats{}, fmt.Errorf("%s: %w", cfg.Vocab, err)
 	}
 	tcfg := vcfg.Tokenizer
-	cfg.Input.inheritFormat(vcfg.Input)
+	if cfg.Tokens == "" {
+		cfg.Input.inheritFormat(vcfg.Input)
+	}
 	tokens := make([]string, len(vocab))
 	freq := make([]int64, len(vocab))
 	for i, v := range vocab {
@@ -242,70 +256,34 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		return CountStats{}, err
 	}
 	defer counter.Close()
-	r, err := cfg.Input.open(cfg.Progress)
-	if err != nil {
-		return CountStats{}, err
-	}
-	defer r.Close()
-
-	type worker struct {
-		tk   *tokenize.Tokenizer
-		acc  *counts.Accumulator
-		toks [][]byte
-		ids  []int32
-		oov  int64
-		// oovTokens counts the out-of-vocabulary tokens by name (append
-		// runs); memory grows with their distinct number, as in tokenize.
-		oovTokens *tokenize.Counter
-	}
-	workers := make([]*worker, cfg.Threads)
+	workers := make([]*countWorker, cfg.Threads)
 	for w := range workers {
-		workers[w] = &worker{tk: tokenize.New(tcfg.options()), acc: counter.NewAccumulator()}
+		workers[w] = &countWorker{acc: counter.NewAccumulator(), keepOOV: cfg.OOV == "keep"}
 		if prior != nil {
 			workers[w].oovTokens = tokenize.NewCounter()
 		}
 	}
-	keepOOV := cfg.OOV == "keep"
-	err = fanOut(ctx, r, cfg.Threads, func(w int, b *input.Batch) error {
-		wk := workers[w]
-		for d, doc := range b.Docs {
-			wk.toks = wk.tk.Tokens(wk.toks[:0], doc)
-			wk.ids = wk.ids[:0]
-			for k, t := range wk.toks {
-				id, ok := index.ID(t)
-				switch {
-				case ok:
-					wk.ids = append(wk.ids, id)
-					continue
-				case keepOOV:
-					wk.ids = append(wk.ids, -1)
-				}
-				wk.oov++
-				if wk.oovTokens != nil {
-					wk.oovTokens.Add(wk.toks[k : k+1])
-				}
-			}
-			if err := wk.acc.Add(wk.ids, b.Seq+int64(d)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return CountStats{}, err
-	}
-
 	var stats CountStats
-	var ts tokenize.Stats
+	var corpus []input.Fingerprint
+	if cfg.Tokens != "" {
+		corpus, err = countStream(ctx, cfg, tcfg, index, workers, &stats)
+	} else {
+		corpus, err = countText(ctx, cfg, tcfg, index, workers, &stats)
+	}
+	if err != nil {
+		return stats, err
+	}
 	for _, wk := range workers {
-		ts.Add(wk.tk.Stats())
 		stats.OOVTokens += wk.oov
 	}
-	stats.Documents, stats.Tokens, stats.InvalidUTF8 = ts.Docs, ts.Tokens, ts.InvalidUTF8
 	// Appending a corpus without a known token leaves the counts as they
 	// were, which a nightly job should not fail on.
 	if stats.Tokens == stats.OOVTokens && prior == nil {
-		return stats, fmt.Errorf("%w: no in-vocabulary token in %v", ErrEmptyCorpus, cfg.Input.Paths)
+		what := fmt.Sprint(cfg.Input.Paths)
+		if cfg.Tokens != "" {
+			what = cfg.Tokens
+		}
+		return stats, fmt.Errorf("%w: no in-vocabulary token in %s", ErrEmptyCorpus, what)
 	}
 
 	var inputs []input.Fingerprint
@@ -319,7 +297,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		stats.TotalDocuments = prior.documents + stats.Documents
 		stats.TotalTokens = prior.tokens + stats.Tokens
 	}
-	inputs = append(append(inputs, r.Fingerprints()...), vfp)
+	inputs = append(append(inputs, corpus...), vfp)
 	out, err := createCounts(cfg.Output, cfg.Stdout, formats.Meta{
 		Config: struct {
 			CountConfig
@@ -362,4 +340,174 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	}
 	stats.Seconds = time.Since(start).Seconds()
 	return stats, nil
+}
+
+// countWorker is one goroutine's share of the count stage.
+type countWorker struct {
+	acc     *counts.Accumulator
+	keepOOV bool
+	ids     []int32
+	oov     int64
+	// oovTokens counts the out-of-vocabulary tokens by name (append runs);
+	// memory grows with their distinct number, as in tokenize.
+	oovTokens *tokenize.Counter
+	// For text: the tokenizer and its tokens. For a token stream: the
+	// out-of-vocabulary tokens counted by stream id (append runs).
+	tk           *tokenize.Tokenizer
+	toks         [][]byte
+	oovByID      []int64
+	docs, tokens int64
+}
+
+// countText reads, tokenizes and counts the corpus of cfg.Input; it returns
+// the corpus's fingerprints.
+func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index *tokenize.Index, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
+	r, err := cfg.Input.open(cfg.Progress)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	for _, wk := range workers {
+		wk.tk = tokenize.New(tcfg.options())
+	}
+	err = fanOut(ctx, r, len(workers), func(w int, b *input.Batch) error {
+		wk := workers[w]
+		for d, doc := range b.Docs {
+			wk.toks = wk.tk.Tokens(wk.toks[:0], doc)
+			wk.ids = wk.ids[:0]
+			for k, t := range wk.toks {
+				id, ok := index.ID(t)
+				switch {
+				case ok:
+					wk.ids = append(wk.ids, id)
+					continue
+				case wk.keepOOV:
+					wk.ids = append(wk.ids, -1)
+				}
+				wk.oov++
+				if wk.oovTokens != nil {
+					wk.oovTokens.Add(wk.toks[k : k+1])
+				}
+			}
+			if err := wk.acc.Add(wk.ids, b.Seq+int64(d)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var ts tokenize.Stats
+	for _, wk := range workers {
+		ts.Add(wk.tk.Stats())
+	}
+	stats.Documents, stats.Tokens, stats.InvalidUTF8 = ts.Docs, ts.Tokens, ts.InvalidUTF8
+	return r.Fingerprints(), nil
+}
+
+// countStream counts the token stream cfg.Tokens, whose tokenizer settings
+// must be tcfg, those of the vocabulary; it returns the fingerprints of the
+// stream's corpus and of the stream itself.
+func countStream(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index *tokenize.Index, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
+	fp, err := input.FingerprintFile(cfg.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	s, err := formats.OpenTokenStream(cfg.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var made TokenizeConfig
+	var corpus []input.Fingerprint
+	var ts TokenizeStats
+	for _, f := range []struct {
+		key string
+		raw any
+		dst any
+	}{{formats.KeyConfig, s.Meta.Config, &made}, {formats.KeyInputs, s.Meta.Inputs, &corpus}, {formats.KeyStats, s.Meta.Stats, &ts}} {
+		raw, _ := f.raw.(json.RawMessage)
+		if err := json.Unmarshal(raw, f.dst); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", cfg.Tokens, f.key, err)
+		}
+	}
+	if !reflect.DeepEqual(made.Tokenizer, tcfg) {
+		was, _ := json.Marshal(made.Tokenizer)
+		want, _ := json.Marshal(tcfg)
+		return nil, fmt.Errorf("%s was tokenized with %s but the vocabulary %s with %s; write the stream and the vocabulary in one pwe tokenize run",
+			cfg.Tokens, was, cfg.Vocab, want)
+	}
+	// vocab[i] is the vocabulary id of stream id i, or -1.
+	vocab := make([]int32, len(s.Tokens))
+	for i, t := range s.Tokens {
+		vocab[i], _ = index.ID([]byte(t))
+	}
+	if p := cfg.Progress; p != nil {
+		p.SetTotal(s.ChunkBytes())
+	}
+	for _, wk := range workers {
+		if wk.oovTokens != nil {
+			wk.oovByID = make([]int64, len(s.Tokens))
+		}
+	}
+	err = fanOutFrom(ctx, len(workers), func(c *formats.TokenChunk) (bool, error) {
+		ok, err := s.NextChunk(c)
+		if ok && cfg.Progress != nil {
+			cfg.Progress.Add(c.Bytes)
+		}
+		return ok, err
+	}, func(w int, c *formats.TokenChunk) error {
+		if err := c.Decode(); err != nil {
+			return err
+		}
+		wk := workers[w]
+		ids := c.IDs
+		for d, n := range c.DocLens {
+			wk.ids = wk.ids[:0]
+			for _, sid := range ids[:n] {
+				id := vocab[sid]
+				if id >= 0 || wk.keepOOV {
+					wk.ids = append(wk.ids, id)
+				}
+				if id < 0 {
+					wk.oov++
+					if wk.oovByID != nil {
+						wk.oovByID[sid]++
+					}
+				}
+			}
+			ids = ids[n:]
+			if err := wk.acc.Add(wk.ids, c.DocSeq+int64(d)); err != nil {
+				return err
+			}
+		}
+		wk.docs += int64(len(c.DocLens))
+		wk.tokens += int64(len(c.IDs))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var docs, tokens int64
+	for _, wk := range workers {
+		docs, tokens = docs+wk.docs, tokens+wk.tokens
+	}
+	if docs != ts.Documents || tokens != ts.Tokens {
+		return nil, fmt.Errorf("%s: %w: it holds %d documents and %d tokens but its trailer records %d and %d",
+			cfg.Tokens, formats.ErrTokenStream, docs, tokens, ts.Documents, ts.Tokens)
+	}
+	stats.Documents, stats.Tokens, stats.InvalidUTF8 = docs, tokens, ts.InvalidUTF8
+	if wk := workers[0]; wk.oovTokens != nil {
+		for i, t := range s.Tokens {
+			var n int64
+			for _, o := range workers {
+				n += o.oovByID[i]
+			}
+			if n > 0 {
+				wk.oovTokens.AddCount([]byte(t), n)
+			}
+		}
+	}
+	return append(corpus, fp), nil
 }

@@ -13,28 +13,44 @@ import (
 // stay a few megabytes.
 const batchBytes = 1 << 20
 
+// nextBatch reads the next batch of r into b, as fanOutFrom's next.
+func nextBatch(r *input.Reader) func(b *input.Batch) (bool, error) {
+	return func(b *input.Batch) (bool, error) {
+		if !r.NextBatch(b, batchBytes) {
+			return false, r.Err()
+		}
+		return true, nil
+	}
+}
+
 // fanOut reads the documents of r in batches and calls work for each batch on
 // one of threads worker goroutines; worker is the goroutine's index in
 // [0, threads), so per-worker state needs no locks. The first error cancels
 // the rest. Batches are recycled, so work must not keep a batch's slices.
 func fanOut(ctx context.Context, r *input.Reader, threads int, work func(worker int, b *input.Batch) error) error {
+	return fanOutFrom(ctx, threads, nextBatch(r), work)
+}
+
+// fanOutFrom is fanOut over any source of batches: next fills a batch and
+// returns false at the end. It runs on one goroutine.
+func fanOutFrom[B any](ctx context.Context, threads int, next func(*B) (bool, error), work func(worker int, b *B) error) error {
 	g, ctx := errgroup.WithContext(ctx)
-	free := make(chan *input.Batch, 2*threads+2)
+	free := make(chan *B, 2*threads+2)
 	for range cap(free) {
-		free <- new(input.Batch)
+		free <- new(B)
 	}
-	full := make(chan *input.Batch, cap(free))
+	full := make(chan *B, cap(free))
 	g.Go(func() error {
 		defer close(full)
 		for {
-			var b *input.Batch
+			var b *B
 			select {
 			case b = <-free:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			if !r.NextBatch(b, batchBytes) {
-				return r.Err()
+			if ok, err := next(b); !ok {
+				return err
 			}
 			select {
 			case full <- b:
@@ -57,5 +73,73 @@ func fanOut(ctx context.Context, r *input.Reader, threads int, work func(worker 
 			return nil
 		})
 	}
+	return g.Wait()
+}
+
+// fanOutOrdered is fanOut whose results are taken in corpus order: work
+// turns a batch into a result on one of threads goroutines, and consume
+// receives the results, on one goroutine, in the order in which their
+// batches were read. Results are recycled like batches.
+func fanOutOrdered[R any](ctx context.Context, r *input.Reader, threads int,
+	work func(worker int, b *input.Batch, res *R) error, consume func(res *R) error) error {
+	type job struct {
+		b    input.Batch
+		res  R
+		done chan struct{}
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	free := make(chan *job, 2*threads+2)
+	for range cap(free) {
+		free <- new(job)
+	}
+	// At most cap(free) jobs exist, so sends on todo and order never block.
+	todo := make(chan *job, cap(free))
+	order := make(chan *job, cap(free))
+	g.Go(func() error {
+		defer close(order)
+		defer close(todo)
+		for {
+			var j *job
+			select {
+			case j = <-free:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if !r.NextBatch(&j.b, batchBytes) {
+				return r.Err()
+			}
+			j.done = make(chan struct{})
+			order <- j
+			todo <- j
+		}
+	})
+	for w := range threads {
+		g.Go(func() error {
+			for j := range todo {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := work(w, &j.b, &j.res); err != nil {
+					return err
+				}
+				close(j.done)
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		for j := range order {
+			select {
+			case <-j.done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if err := consume(&j.res); err != nil {
+				return err
+			}
+			free <- j
+		}
+		return nil
+	})
 	return g.Wait()
 }

@@ -176,7 +176,9 @@ func TestBadInputs(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(dir, "out", "vocab.parquet")
-			_, err := Tokenize(context.Background(), TokenizeConfig{Input: c.in, Output: out})
+			// The token stream, too, must not appear.
+			tokens := filepath.Join(dir, "out", "tokens.bin")
+			_, err := Tokenize(context.Background(), TokenizeConfig{Input: c.in, Output: out, Tokens: tokens})
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -25,6 +25,10 @@ type TokenizeConfig struct {
 	// Stdout (default os.Stdout).
 	Output string    `json:"-" yaml:"-"`
 	Stdout io.Writer `json:"-" yaml:"-"`
+	// Tokens, if set, is the path of a token stream to write as well: the
+	// corpus as token ids, which the count stage reads instead of the text
+	// (CountConfig.Tokens).
+	Tokens string `json:"-" yaml:"-"`
 	// Threads tokenise in parallel (0: every core). The vocabulary does not
 	// depend on it.
 	Threads int `json:"-" yaml:"-"`
@@ -49,6 +53,8 @@ func (c TokenizeConfig) Validate() error {
 	switch {
 	case c.Output == "":
 		return errors.New("no output: name vocab.parquet with -o")
+	case c.Tokens == StdioPath:
+		return errors.New("--tokens names a file: a token stream ends with its dictionary, which count reads first")
 	case c.MaxVocab < 0:
 		return fmt.Errorf("max-vocab %d is negative", c.MaxVocab)
 	case c.MinCount < 1:
@@ -91,30 +97,26 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	defer r.Close()
 
 	tokenizers := make([]*tokenize.Tokenizer, cfg.Threads)
-	counters := make([]*tokenize.Counter, cfg.Threads)
 	for w := range tokenizers {
 		tokenizers[w] = tokenize.New(cfg.Tokenizer.options())
-		counters[w] = tokenize.NewCounter()
 	}
-	err = fanOut(ctx, r, cfg.Threads, func(w int, b *input.Batch) error {
-		tk, counter := tokenizers[w], counters[w]
-		var toks [][]byte
-		for _, doc := range b.Docs {
-			toks = tk.Tokens(toks[:0], doc)
-			counter.Add(toks)
+	var total *tokenize.Counter
+	var stream *formats.TokenStreamWriter
+	if cfg.Tokens != "" {
+		if stream, err = formats.CreateTokenStream(cfg.Tokens); err != nil {
+			return TokenizeStats{}, err
 		}
-		return nil
-	})
+		defer stream.Abort()
+		total, err = tokenizeToStream(ctx, r, tokenizers, stream)
+	} else {
+		total, err = countTokens(ctx, r, tokenizers)
+	}
 	if err != nil {
 		return TokenizeStats{}, err
 	}
-	total := counters[0]
 	var ts tokenize.Stats
-	for w := range counters {
-		ts.Add(tokenizers[w].Stats())
-		if w > 0 {
-			total.Merge(counters[w])
-		}
+	for _, tk := range tokenizers {
+		ts.Add(tk.Stats())
 	}
 	stats := TokenizeStats{
 		Documents:      ts.Docs,
@@ -141,5 +143,79 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	stats.VocabCoverage = float64(covered) / float64(ts.Tokens)
 	stats.Seconds = time.Since(start).Seconds()
 	meta := formats.Meta{Config: cfg, Inputs: r.Fingerprints(), Stats: stats}
+	if stream != nil {
+		tokens := make([][]byte, total.Len())
+		for id := range tokens {
+			tokens[id] = total.Token(id)
+		}
+		sm := meta
+		sm.Schema = formats.TokenStreamSchema
+		if err := stream.Close(sm, tokens, total.Counts()); err != nil {
+			return stats, err
+		}
+	}
 	return stats, writeVocab(cfg.Output, cfg.Stdout, rows, meta)
+}
+
+// countTokens counts the tokens of r on one goroutine per tokenizer.
+func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer) (*tokenize.Counter, error) {
+	counters := make([]*tokenize.Counter, len(tokenizers))
+	for w := range counters {
+		counters[w] = tokenize.NewCounter()
+	}
+	err := fanOut(ctx, r, len(tokenizers), func(w int, b *input.Batch) error {
+		tk, counter := tokenizers[w], counters[w]
+		var toks [][]byte
+		for _, doc := range b.Docs {
+			toks = tk.Tokens(toks[:0], doc)
+			counter.Add(toks)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range counters[1:] {
+		counters[0].Merge(c)
+	}
+	return counters[0], nil
+}
+
+// tokenBatch is the tokens of one batch of documents, back to back.
+type tokenBatch struct {
+	text    []byte
+	ends    []int32 // token i is text[ends[i-1]:ends[i]]
+	docLens []int32
+	ids     []uint32
+}
+
+// tokenizeToStream counts the tokens of r and writes them to stream as ids.
+// The tokenizers segment batches in parallel; one goroutine then numbers
+// the tokens in corpus order, so that the ids, and the stream's bytes, do
+// not depend on the number of threads.
+func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, stream *formats.TokenStreamWriter) (*tokenize.Counter, error) {
+	counter := tokenize.NewCounter()
+	toks := make([][][]byte, len(tokenizers))
+	err := fanOutOrdered(ctx, r, len(tokenizers), func(w int, b *input.Batch, tb *tokenBatch) error {
+		tb.text, tb.ends, tb.docLens = tb.text[:0], tb.ends[:0], tb.docLens[:0]
+		for _, doc := range b.Docs {
+			toks[w] = tokenizers[w].Tokens(toks[w][:0], doc)
+			for _, t := range toks[w] {
+				tb.text = append(tb.text, t...)
+				tb.ends = append(tb.ends, int32(len(tb.text)))
+			}
+			tb.docLens = append(tb.docLens, int32(len(toks[w])))
+		}
+		return nil
+	}, func(tb *tokenBatch) error {
+		ids := tb.ids[:0]
+		start := int32(0)
+		for _, end := range tb.ends {
+			ids = append(ids, counter.AddID(tb.text[start:end]))
+			start = end
+		}
+		tb.ids = ids
+		return stream.WriteChunk(tb.docLens, ids)
+	})
+	return counter, err
 }

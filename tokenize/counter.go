@@ -34,6 +34,9 @@ func (c *Counter) Add(tokens [][]byte) {
 	}
 }
 
+// AddCount counts tok n times.
+func (c *Counter) AddCount(tok []byte, n int64) { c.add(tok, n) }
+
 func (c *Counter) add(tok []byte, n int64) {
 	h := c.tab.hash(tok)
 	slot, id := c.tab.find(tok, h)
@@ -44,6 +47,30 @@ func (c *Counter) add(tok []byte, n int64) {
 	c.tab.insert(tok, h, slot)
 	c.counts = append(c.counts, n)
 }
+
+// AddID counts tok once and returns its id: ids number the distinct tokens
+// 0, 1, 2, ... in the order in which they were first counted, so a corpus
+// counted in order gives the same ids whatever else is counted with it
+// afterwards. Merge keeps the ids of the Counter merged into.
+func (c *Counter) AddID(tok []byte) uint32 {
+	h := c.tab.hash(tok)
+	slot, id := c.tab.find(tok, h)
+	if id >= 0 {
+		c.counts[id]++
+		return uint32(id)
+	}
+	c.tab.insert(tok, h, slot)
+	c.counts = append(c.counts, 1)
+	return uint32(len(c.counts) - 1)
+}
+
+// Token returns the token with the given id; it stays valid while c is not
+// changed.
+func (c *Counter) Token(id int) []byte { return c.tab.str(id) }
+
+// Counts returns the count of each id; it stays valid while c is not
+// changed.
+func (c *Counter) Counts() []int64 { return c.counts }
 
 // Merge adds the counts of o to c. o is unchanged.
 func (c *Counter) Merge(o *Counter) {

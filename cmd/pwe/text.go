@@ -26,17 +26,22 @@ func textInputFlags(fs *flag.FlagSet, in *stages.TextInput) {
 func init() {
 	register(&command{
 		name: "tokenize",
-		args: "INPUT... -o vocab.parquet",
+		args: "INPUT... -o vocab.parquet [--tokens tokens.bin]",
 		summary: `Count the tokens of a corpus and write its vocabulary.
 INPUT is a file, a directory (read recursively), a glob pattern or - for
 standard input; .gz, .zst and .bz2 files are decompressed. Tokens are Unicode
-words (UAX #29), case-folded unless --no-lower.`,
+words (UAX #29), case-folded unless --no-lower. With --tokens, the corpus is
+also written as token ids, which pwe count --tokens reads instead of the text
+(about a tenth of the compressed text's size for English; it saves count from
+decompressing and segmenting the corpus again).`,
 		example: `  pwe tokenize corpus/ -o vocab.parquet --max-vocab 50000 --min-count 5
-  pwe tokenize posts.jsonl.zst --text-field body -o vocab.parquet`,
+  pwe tokenize posts.jsonl.zst --text-field body -o vocab.parquet
+  pwe tokenize corpus/ -o vocab.parquet --tokens tokens.bin && pwe count --tokens tokens.bin --vocab vocab.parquet -o counts.parquet`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.TokenizeConfig
 			textInputFlags(fs, &cfg.Input)
 			fs.StringVar(&cfg.Output, "o", "", "output `vocab.parquet` (-: an Arrow stream on stdout)")
+			fs.StringVar(&cfg.Tokens, "tokens", "", "also write the corpus as token ids to `tokens.bin`, for pwe count --tokens")
 			fs.BoolVar(&cfg.Tokenizer.KeepCase, "no-lower", false, "keep case instead of Unicode case folding")
 			fs.StringVar(&cfg.Tokenizer.StopwordsFile, "stopwords", "", "`file` of stop words to drop, one per line")
 			fs.IntVar(&cfg.Tokenizer.MinLength, "min-length", 0, "drop tokens shorter than `n` characters")
@@ -62,13 +67,15 @@ words (UAX #29), case-folded unless --no-lower.`,
 	})
 	register(&command{
 		name: "count",
-		args: "INPUT... --vocab vocab.parquet -o counts.parquet",
+		args: "{INPUT... | --tokens tokens.bin} --vocab vocab.parquet -o counts.parquet",
 		summary: `Count (target, context) pairs inside a window and draw negative samples.
 Pairs are aggregated within --memory, spilling sorted runs to a temporary
 directory beyond it; the output is sorted by (target_id, context_id). The
 tokenizer settings, and the document format unless given, come from
-vocab.parquet.`,
+vocab.parquet. --tokens reads the token ids that pwe tokenize --tokens wrote
+instead of the text, which is faster; the counts are the same.`,
 		example: `  pwe count corpus/ --vocab vocab.parquet -o counts.parquet --window 5 --negatives 1 --seed 1
+  pwe count --tokens tokens.bin --vocab vocab.parquet -o counts.parquet
   pwe count today.txt --vocab vocab.parquet --append counts.parquet -o counts.parquet
   pwe count corpus/ --vocab vocab.parquet -o - | pwe fit --counts - --vocab vocab.parquet -o fit/`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
@@ -77,6 +84,7 @@ vocab.parquet.`,
 			negatives := 1
 			textInputFlags(fs, &cfg.Input)
 			fs.StringVar(&cfg.Vocab, "vocab", "", "the `vocab.parquet` written by pwe tokenize (-: an Arrow stream on stdin)")
+			fs.StringVar(&cfg.Tokens, "tokens", "", "count the token ids in `tokens.bin` (pwe tokenize --tokens) instead of reading INPUT")
 			fs.StringVar(&cfg.Output, "o", "", "output `counts.parquet` (-: an Arrow stream on stdout)")
 			fs.StringVar(&cfg.Append, "append", "", "add the counts to those in `counts.parquet` (same vocabulary and settings; -o may name the same file)")
 			fs.IntVar(&cfg.Window, "window", 5, "symmetric window of `W` tokens on each side")

@@ -1,0 +1,444 @@
+package formats
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+
+	"github.com/pwe-project/pwe/internal/atomicfile"
+)
+
+// A token stream is a tokenized corpus: every document as the ids of its
+// tokens, where an id numbers a distinct token in the order of its first
+// appearance in the corpus, followed by the dictionary of those tokens with
+// their counts. `pwe tokenize --tokens` writes one beside vocab.parquet and
+// `pwe count --tokens` reads it instead of the text, so that a corpus is
+// decompressed and segmented once rather than twice. Because the dictionary
+// holds every distinct token, not only the vocabulary, one stream serves any
+// vocabulary made with the same tokenizer settings.
+//
+// Layout (fixed-width integers little-endian, uvarint as encoding/binary):
+//
+//	"PWETOKS1"                          8 bytes
+//	chunk*                              documents in corpus order
+//	    u32 payload length, u32 CRC-32C of the payload, then the payload:
+//	    uvarint documents, uvarint ids,
+//	    documents × uvarint(tokens in the document), ids × uvarint(id)
+//	trailer
+//	    uvarint length, JSON object of the metadata (pwe.schema, ...)
+//	    uvarint tokens, tokens × (uvarint length, bytes, uvarint count)
+//	footer                              16 bytes
+//	    u64 trailer offset, u32 CRC-32C of the trailer, "PWTK"
+//
+// A writer that fails never renames its file into place, and a reader
+// checks the footer first, so a truncated stream is reported as such
+// before any of it is counted.
+const (
+	TokenStreamSchema = "pwe.tokens/1"
+
+	tokensMagic    = "PWETOKS1"
+	tokensEndMagic = "PWTK"
+	tokensFooter   = 16
+	// maxChunk bounds a chunk's payload, so that a corrupt length is caught
+	// before it is allocated. Writers make chunks of about a megabyte.
+	maxChunk = 1 << 30
+)
+
+// ErrTokenStream is wrapped by the errors of a file that is not a valid
+// token stream: wrong magic, truncation, a checksum mismatch or an id
+// outside the dictionary.
+var ErrTokenStream = errors.New("not a valid pwe token stream")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// TokenStreamWriter writes a token stream under a temporary name and
+// renames it when Close succeeds.
+type TokenStreamWriter struct {
+	f    *atomicfile.File
+	w    *bufio.Writer
+	off  int64
+	buf  []byte
+	err  error
+	docs int64
+	ids  int64
+}
+
+// CreateTokenStream starts writing a token stream to path.
+func CreateTokenStream(path string) (*TokenStreamWriter, error) {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := &TokenStreamWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	w.write([]byte(tokensMagic))
+	return w, w.err
+}
+
+func (w *TokenStreamWriter) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	n, err := w.w.Write(b)
+	w.off += int64(n)
+	if err != nil {
+		w.err = fmt.Errorf("writing %s: %w", w.f.Name(), err)
+	}
+}
+
+// WriteChunk appends documents: docLens[d] is the number of tokens of the
+// d-th document, and ids holds their ids back to back.
+func (w *TokenStreamWriter) WriteChunk(docLens []int32, ids []uint32) error {
+	if w.err != nil {
+		return w.err
+	}
+	b := append(w.buf[:0], make([]byte, 8)...)
+	b = binary.AppendUvarint(b, uint64(len(docLens)))
+	b = binary.AppendUvarint(b, uint64(len(ids)))
+	total := 0
+	for _, n := range docLens {
+		if n < 0 {
+			return fmt.Errorf("formats: token stream chunk with a document of %d tokens", n)
+		}
+		total += int(n)
+		b = binary.AppendUvarint(b, uint64(n))
+	}
+	if total != len(ids) {
+		return fmt.Errorf("formats: token stream chunk: documents hold %d tokens but %d ids are given", total, len(ids))
+	}
+	for _, id := range ids {
+		if id < 0x80 {
+			b = append(b, byte(id))
+		} else {
+			b = binary.AppendUvarint(b, uint64(id))
+		}
+	}
+	payload := b[8:]
+	if len(payload) > maxChunk {
+		return fmt.Errorf("formats: token stream chunk of %d bytes exceeds %d", len(payload), maxChunk)
+	}
+	binary.LittleEndian.PutUint32(b[0:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(b[4:], crc32.Checksum(payload, castagnoli))
+	w.buf = b
+	w.write(b)
+	w.docs += int64(len(docLens))
+	w.ids += int64(len(ids))
+	return w.err
+}
+
+// Documents returns the documents written so far.
+func (w *TokenStreamWriter) Documents() int64 { return w.docs }
+
+// Close writes the trailer, with the metadata and the dictionary (tokens[i]
+// and counts[i] belong to id i), and renames the file into place.
+func (w *TokenStreamWriter) Close(meta Meta, tokens [][]byte, counts []int64) error {
+	if w.err != nil {
+		w.f.Abort()
+		return w.err
+	}
+	if len(tokens) != len(counts) {
+		w.f.Abort()
+		return fmt.Errorf("formats: token stream dictionary of %d tokens with %d counts", len(tokens), len(counts))
+	}
+	if meta.Schema == "" {
+		meta.Schema = TokenStreamSchema
+	}
+	kv, err := meta.pairs()
+	if err != nil {
+		w.f.Abort()
+		return err
+	}
+	obj := make(map[string]string, len(kv))
+	for _, p := range kv {
+		obj[p[0]] = p[1]
+	}
+	js, err := json.Marshal(obj)
+	if err != nil {
+		w.f.Abort()
+		return err
+	}
+	t := binary.AppendUvarint(nil, uint64(len(js)))
+	t = append(t, js...)
+	t = binary.AppendUvarint(t, uint64(len(tokens)))
+	for i, tok := range tokens {
+		t = binary.AppendUvarint(t, uint64(len(tok)))
+		t = append(t, tok...)
+		t = binary.AppendUvarint(t, uint64(counts[i]))
+	}
+	start := w.off
+	w.write(t)
+	var foot [tokensFooter]byte
+	binary.LittleEndian.PutUint64(foot[0:], uint64(start))
+	binary.LittleEndian.PutUint32(foot[8:], crc32.Checksum(t, castagnoli))
+	copy(foot[12:], tokensEndMagic)
+	w.write(foot[:])
+	if w.err == nil {
+		if err := w.w.Flush(); err != nil {
+			w.err = fmt.Errorf("writing %s: %w", w.f.Name(), err)
+		}
+	}
+	if w.err != nil {
+		w.f.Abort()
+		return w.err
+	}
+	return w.f.Commit()
+}
+
+// Abort discards the file. It does nothing after Close.
+func (w *TokenStreamWriter) Abort() { w.f.Abort() }
+
+// TokenStream reads a token stream. Its dictionary and metadata are read
+// when it is opened; chunks are then read in order with NextChunk and
+// decoded, possibly on other goroutines, with TokenChunk.Decode.
+type TokenStream struct {
+	Path string
+	// Meta holds the metadata; Config, Inputs and Stats as json.RawMessage.
+	Meta Meta
+	// Tokens and Counts are the dictionary: the token and the corpus count
+	// of each id.
+	Tokens []string
+	Counts []int64
+	// Size is the file's size in bytes.
+	Size int64
+
+	f        *os.File
+	off, end int64 // next chunk, and where the chunks end
+	docSeq   int64
+}
+
+func (s *TokenStream) errorf(off int64, format string, args ...any) error {
+	return fmt.Errorf("%s: byte %d: %w: %s", s.Path, off, ErrTokenStream, fmt.Sprintf(format, args...))
+}
+
+// OpenTokenStream opens the token stream at path and reads its dictionary.
+func OpenTokenStream(path string) (*TokenStream, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := openTokenStream(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openTokenStream(f *os.File, path string) (*TokenStream, error) {
+	s := &TokenStream{Path: path, f: f}
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	s.Size = info.Size()
+	var head [len(tokensMagic)]byte
+	if _, err := f.ReadAt(head[:], 0); err != nil || string(head[:]) != tokensMagic {
+		return nil, s.errorf(0, "the file does not start with %q", tokensMagic)
+	}
+	if s.Size < int64(len(tokensMagic))+tokensFooter {
+		return nil, s.errorf(s.Size, "truncated: no footer")
+	}
+	var foot [tokensFooter]byte
+	if _, err := f.ReadAt(foot[:], s.Size-tokensFooter); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if string(foot[12:]) != tokensEndMagic {
+		return nil, s.errorf(s.Size-tokensFooter, "truncated: the footer is missing (was the writer interrupted?)")
+	}
+	start := int64(binary.LittleEndian.Uint64(foot[0:]))
+	if start < int64(len(tokensMagic)) || start > s.Size-tokensFooter {
+		return nil, s.errorf(s.Size-tokensFooter, "trailer offset %d outside the file", start)
+	}
+	t := make([]byte, s.Size-tokensFooter-start)
+	if _, err := f.ReadAt(t, start); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if crc32.Checksum(t, castagnoli) != binary.LittleEndian.Uint32(foot[8:]) {
+		return nil, s.errorf(start, "the trailer's checksum does not match")
+	}
+	if err := s.parseTrailer(t, start); err != nil {
+		return nil, err
+	}
+	s.off, s.end = int64(len(tokensMagic)), start
+	return s, nil
+}
+
+func (s *TokenStream) parseTrailer(t []byte, start int64) error {
+	p := 0
+	next := func() (uint64, bool) {
+		v, k := binary.Uvarint(t[p:])
+		if k <= 0 {
+			return 0, false
+		}
+		p += k
+		return v, true
+	}
+	n, ok := next()
+	if !ok || n > uint64(len(t)-p) {
+		return s.errorf(start, "bad metadata length")
+	}
+	var kv map[string]string
+	if err := json.Unmarshal(t[p:p+int(n)], &kv); err != nil {
+		return s.errorf(start, "metadata: %v", err)
+	}
+	p += int(n)
+	s.Meta = metaFromLookup(func(k string) (string, bool) { v, ok := kv[k]; return v, ok })
+	if s.Meta.Schema != TokenStreamSchema {
+		return s.errorf(start, "schema %q, want %q", s.Meta.Schema, TokenStreamSchema)
+	}
+	nt, ok := next()
+	if !ok || nt > uint64(len(t)-p)/2 {
+		return s.errorf(start, "bad dictionary length")
+	}
+	s.Tokens = make([]string, nt)
+	s.Counts = make([]int64, nt)
+	for i := range s.Tokens {
+		l, ok := next()
+		if !ok || l > uint64(len(t)-p) {
+			return s.errorf(start+int64(p), "dictionary entry %d: bad length", i)
+		}
+		s.Tokens[i] = string(t[p : p+int(l)])
+		p += int(l)
+		c, ok := next()
+		if !ok || c > 1<<62 {
+			return s.errorf(start+int64(p), "dictionary entry %d: bad count", i)
+		}
+		s.Counts[i] = int64(c)
+	}
+	if p != len(t) {
+		return s.errorf(start+int64(p), "%d stray bytes after the dictionary", len(t)-p)
+	}
+	return nil
+}
+
+// Close closes the file.
+func (s *TokenStream) Close() error { return s.f.Close() }
+
+// ChunkBytes returns the bytes the chunks occupy, for progress reports.
+func (s *TokenStream) ChunkBytes() int64 { return s.end - int64(len(tokensMagic)) }
+
+// A TokenChunk is one chunk of a token stream: after Decode, DocLens and
+// IDs hold its documents.
+type TokenChunk struct {
+	// Offset is the chunk's byte offset in the file, Bytes its size.
+	Offset, Bytes int64
+	// DocSeq is the 0-based ordinal of the chunk's first document in the
+	// corpus.
+	DocSeq  int64
+	DocLens []int32
+	IDs     []uint32
+
+	s   *TokenStream
+	raw []byte
+	crc uint32
+}
+
+// NextChunk reads the next chunk into c, which it reuses, and returns false
+// after the last one.
+func (s *TokenStream) NextChunk(c *TokenChunk) (bool, error) {
+	if s.off >= s.end {
+		return false, nil
+	}
+	var head [8]byte
+	if s.end-s.off < int64(len(head)) {
+		return false, s.errorf(s.off, "chunk header runs into the trailer")
+	}
+	if _, err := s.f.ReadAt(head[:], s.off); err != nil {
+		return false, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	n := int64(binary.LittleEndian.Uint32(head[0:]))
+	if n > maxChunk || n > s.end-s.off-8 {
+		return false, s.errorf(s.off, "chunk of %d bytes runs past the chunks' end", n)
+	}
+	if int64(cap(c.raw)) < n {
+		c.raw = make([]byte, n)
+	}
+	c.raw = c.raw[:n]
+	if _, err := s.f.ReadAt(c.raw, s.off+8); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return false, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	c.s, c.crc = s, binary.LittleEndian.Uint32(head[4:])
+	c.Offset, c.Bytes, c.DocSeq = s.off, n+8, s.docSeq
+	docs, k := binary.Uvarint(c.raw)
+	if k <= 0 || docs > uint64(n) {
+		return false, s.errorf(s.off, "bad document count")
+	}
+	s.docSeq += int64(docs)
+	s.off += n + 8
+	return true, nil
+}
+
+// Decode checks the chunk's checksum and decodes its documents into
+// DocLens and IDs, checking every id against the dictionary.
+func (c *TokenChunk) Decode() error {
+	s, b := c.s, c.raw
+	if crc32.Checksum(b, castagnoli) != c.crc {
+		return s.errorf(c.Offset, "the chunk's checksum does not match")
+	}
+	p := 0
+	next := func() (uint64, bool) {
+		if p < len(b) && b[p] < 0x80 {
+			p++
+			return uint64(b[p-1]), true
+		}
+		v, k := binary.Uvarint(b[p:])
+		if k <= 0 {
+			return 0, false
+		}
+		p += k
+		return v, true
+	}
+	docs, _ := next()
+	nids, ok := next()
+	if !ok || nids > uint64(len(b)) || docs > uint64(len(b)) {
+		return s.errorf(c.Offset, "bad id count")
+	}
+	c.DocLens, c.IDs = c.DocLens[:0], c.IDs[:0]
+	total := uint64(0)
+	for range docs {
+		n, ok := next()
+		if !ok || n > nids {
+			return s.errorf(c.Offset, "bad document length")
+		}
+		total += n
+		c.DocLens = append(c.DocLens, int32(n))
+	}
+	if total != nids {
+		return s.errorf(c.Offset, "documents hold %d tokens but the chunk has %d ids", total, nids)
+	}
+	if uint64(cap(c.IDs)) < nids {
+		c.IDs = make([]uint32, 0, nids)
+	}
+	ids := c.IDs[:nids]
+	limit := uint64(len(s.Tokens))
+	for i := range ids {
+		var v uint64
+		if p < len(b) && b[p] < 0x80 {
+			v = uint64(b[p])
+			p++
+		} else {
+			var k int
+			v, k = binary.Uvarint(b[p:])
+			if k <= 0 {
+				return s.errorf(c.Offset, "id %d of the chunk is cut short", i)
+			}
+			p += k
+		}
+		if v >= limit {
+			return s.errorf(c.Offset, "id %d outside the dictionary of %d tokens", v, limit)
+		}
+		ids[i] = uint32(v)
+	}
+	if p != len(b) {
+		return s.errorf(c.Offset, "%d stray bytes after the ids", len(b)-p)
+	}
+	c.IDs = ids
+	return nil
+}

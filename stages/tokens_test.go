@@ -1,0 +1,337 @@
+package stages
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/tokenize"
+)
+
+// tokenizeWithStream tokenizes corpus as tokenizeFixture does the fixture
+// and also writes its token stream.
+func tokenizeWithStream(t *testing.T, dir, corpus string, threads int) (vocab, tokens string) {
+	t.Helper()
+	vocab = filepath.Join(dir, "vocab.parquet")
+	tokens = filepath.Join(dir, "tokens.bin")
+	_, err := Tokenize(context.Background(), TokenizeConfig{
+		Input:    TextInput{Paths: []string{corpus}, DocSep: "blank"},
+		MaxVocab: 300,
+		Output:   vocab,
+		Tokens:   tokens,
+		Threads:  threads,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vocab, tokens
+}
+
+// bigFixture writes the fixture 250 times over, with a line of its own
+// before each copy so that documents differ, into a corpus of several
+// reading batches.
+func bigFixture(t *testing.T, dir string) string {
+	t.Helper()
+	text, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for i := range 250 {
+		fmt.Fprintf(&b, "copy %d of the fixture\n%s\n\n", i, text)
+	}
+	if b.Len() < 2*batchBytes {
+		t.Fatalf("the big fixture has %d bytes, fewer than two batches", b.Len())
+	}
+	p := filepath.Join(dir, "big.txt")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestTokenStreamIsTheText checks that the stream written by tokenize holds
+// exactly the corpus's documents and tokens, whatever the number of threads,
+// and that the vocabulary written beside it is the one tokenize writes alone.
+func TestTokenStreamIsTheText(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "0")
+	dir := t.TempDir()
+	corpus := bigFixture(t, dir)
+	plainVocab := filepath.Join(dir, "plain", "vocab.parquet")
+	if _, err := Tokenize(context.Background(), TokenizeConfig{
+		Input: TextInput{Paths: []string{corpus}, DocSep: "blank"}, MaxVocab: 300, Output: plainVocab,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := os.ReadFile(plainVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first []byte
+	for _, threads := range []int{1, 2, 3} {
+		d := filepath.Join(dir, "t", string(rune('0'+threads)))
+		vocab, tokens := tokenizeWithStream(t, d, corpus, threads)
+		got, err := os.ReadFile(vocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, plain) {
+			t.Errorf("threads %d: vocab.parquet written with --tokens differs from the one written without", threads)
+		}
+		stream, err := os.ReadFile(tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = stream
+			checkStreamAgainstText(t, tokens, corpus)
+		} else if !bytes.Equal(stream, first) {
+			t.Errorf("threads %d: the token stream's bytes differ from threads 1", threads)
+		}
+	}
+}
+
+// checkStreamAgainstText decodes the stream and compares it with a naive
+// tokenization of the fixture: paragraphs split at blank lines, each
+// tokenized on its own, ids numbered by first appearance.
+func checkStreamAgainstText(t *testing.T, path, corpus string) {
+	t.Helper()
+	text, err := os.ReadFile(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := TokenizerConfig{}.options()
+	var docs [][]string
+	for _, para := range splitParagraphs(string(text)) {
+		var doc []string
+		for _, tok := range tokenize.New(tk).Tokens(nil, []byte(para)) {
+			doc = append(doc, string(tok))
+		}
+		docs = append(docs, doc)
+	}
+	s, err := formats.OpenTokenStream(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got [][]string
+	chunks := 0
+	for {
+		var c formats.TokenChunk
+		ok, err := s.NextChunk(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		if c.DocSeq != int64(len(got)) {
+			t.Errorf("chunk at byte %d starts at document %d, want %d", c.Offset, c.DocSeq, len(got))
+		}
+		if err := c.Decode(); err != nil {
+			t.Fatal(err)
+		}
+		chunks++
+		ids := c.IDs
+		for _, n := range c.DocLens {
+			var doc []string
+			for _, id := range ids[:n] {
+				doc = append(doc, s.Tokens[id])
+			}
+			got = append(got, doc)
+			ids = ids[n:]
+		}
+	}
+	if chunks < 2 {
+		t.Errorf("the stream has %d chunk; the test no longer covers several", chunks)
+	}
+	if len(got) != len(docs) {
+		t.Fatalf("stream holds %d documents, the text %d", len(got), len(docs))
+	}
+	counts := map[string]int64{}
+	var order []string
+	for d := range docs {
+		if !reflect.DeepEqual(got[d], docs[d]) && !(len(got[d]) == 0 && len(docs[d]) == 0) {
+			t.Fatalf("document %d: stream %q, text %q", d, got[d], docs[d])
+		}
+		for _, tok := range docs[d] {
+			if counts[tok] == 0 {
+				order = append(order, tok)
+			}
+			counts[tok]++
+		}
+	}
+	if !reflect.DeepEqual(s.Tokens, order) {
+		t.Errorf("dictionary is not in order of first appearance: %q..., want %q...", s.Tokens[:min(5, len(s.Tokens))], order[:min(5, len(order))])
+	}
+	for i, tok := range s.Tokens {
+		if s.Counts[i] != counts[tok] {
+			t.Errorf("dictionary count of %q is %d, want %d", tok, s.Counts[i], counts[tok])
+		}
+	}
+}
+
+// splitParagraphs splits text at blank lines (lines of only white space),
+// as --doc-sep blank does, dropping empty paragraphs.
+func splitParagraphs(text string) []string {
+	var paras []string
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			paras = append(paras, strings.Join(cur, "\n"))
+			cur = nil
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.TrimSpace(line) == "" {
+			flush()
+			continue
+		}
+		cur = append(cur, line)
+	}
+	flush()
+	return paras
+}
+
+// TestCountFromTokenStream checks that counting the token stream gives the
+// rows and statistics that counting the text gives, for every window
+// weighting, both OOV modes, subsampling, expected negatives, several
+// threads and a budget small enough to spill.
+func TestCountFromTokenStream(t *testing.T) {
+	dir := t.TempDir()
+	corpus := bigFixture(t, dir)
+	vocab, tokens := tokenizeWithStream(t, dir, corpus, 2)
+	cases := []CountConfig{
+		{Window: 3, Negatives: intp(1), Seed: 5},
+		{Window: 4, Weighting: "harmonic", OOV: "keep", Negatives: intp(2), Seed: 6, Threads: 3},
+		{Window: 5, Weighting: "linear", Subsample: 1e-3, Negatives: intp(1), Seed: 7, Threads: 2, Memory: 256 << 10},
+		{Window: 2, NegativesMode: "expected", Negatives: intp(1), Seed: 8},
+	}
+	for i, base := range cases {
+		text, stream := base, base
+		text.Input = TextInput{Paths: []string{corpus}}
+		text.Vocab, text.Output, text.TempDir = vocab, filepath.Join(dir, "text.parquet"), dir
+		stream.Tokens = tokens
+		stream.Vocab, stream.Output, stream.TempDir = vocab, filepath.Join(dir, "stream.parquet"), dir
+		ts, err := Count(context.Background(), text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := Count(context.Background(), stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Spills depend on how documents fell to the workers, not on the
+		// content.
+		for _, st := range []*CountStats{&ts, &ss} {
+			st.Seconds, st.Spills, st.SpilledBytes = 0, 0, 0
+		}
+		if !reflect.DeepEqual(ts, ss) {
+			t.Errorf("case %d: stats from the stream %+v, from the text %+v", i, ss, ts)
+		}
+		want, _ := readCountsFile(t, text.Output)
+		got, meta := readCountsFile(t, stream.Output)
+		if len(want) == 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("case %d: %d rows from the stream differ from the %d rows from the text", i, len(got), len(want))
+		}
+		if inputs, _ := meta.Inputs.(json.RawMessage); !bytes.Contains(inputs, []byte("tokens.bin")) || !bytes.Contains(inputs, []byte("big.txt")) {
+			t.Errorf("case %d: pwe.inputs %s does not name the stream and its corpus", i, inputs)
+		}
+	}
+}
+
+// TestCountFromTokenStreamAppend checks an append run from a stream
+// against the same run from the text, top out-of-vocabulary tokens
+// included.
+func TestCountFromTokenStreamAppend(t *testing.T) {
+	dir := t.TempDir()
+	vocab, tokens := tokenizeWithStream(t, dir, fixture, 1)
+	first := filepath.Join(dir, "first.parquet")
+	if _, err := Count(context.Background(), CountConfig{Input: TextInput{Paths: []string{fixture}}, Vocab: vocab, Output: first, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	text, err := Count(context.Background(), CountConfig{Input: TextInput{Paths: []string{fixture}}, Vocab: vocab, Append: first,
+		Output: filepath.Join(dir, "text.parquet"), Seed: 3, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := Count(context.Background(), CountConfig{Tokens: tokens, Vocab: vocab, Append: first,
+		Output: filepath.Join(dir, "stream.parquet"), Seed: 3, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(text.TopOOV) == 0 || !reflect.DeepEqual(stream.TopOOV, text.TopOOV) {
+		t.Errorf("top OOV from the stream %v, from the text %v", stream.TopOOV, text.TopOOV)
+	}
+	want, _ := readCountsFile(t, filepath.Join(dir, "text.parquet"))
+	got, _ := readCountsFile(t, filepath.Join(dir, "stream.parquet"))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("appended rows from the stream differ from those from the text")
+	}
+}
+
+// TestCountTokenStreamRefused checks the errors of streams that do not fit:
+// another tokenizer's settings, a damaged file, and the corpus given twice.
+func TestCountTokenStreamRefused(t *testing.T) {
+	dir := t.TempDir()
+	vocab, tokens := tokenizeWithStream(t, dir, fixture, 1)
+	other := filepath.Join(dir, "cased")
+	if _, err := Tokenize(context.Background(), TokenizeConfig{
+		Input: TextInput{Paths: []string{fixture}, DocSep: "blank"}, Tokenizer: TokenizerConfig{KeepCase: true},
+		Output: filepath.Join(other, "vocab.parquet"), Tokens: filepath.Join(other, "tokens.bin"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.bin")
+	if err := os.WriteFile(cut, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flipped := bytes.Clone(data)
+	flipped[100] ^= 0x10
+	bad := filepath.Join(dir, "flipped.bin")
+	if err := os.WriteFile(bad, flipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		cfg   CountConfig
+		wants []string
+		is    error
+	}{
+		{"other tokenizer", CountConfig{Tokens: filepath.Join(other, "tokens.bin")}, []string{"keep_case", "one pwe tokenize run"}, nil},
+		{"truncated", CountConfig{Tokens: cut}, []string{"cut.bin", "truncated"}, formats.ErrTokenStream},
+		{"corrupt chunk", CountConfig{Tokens: bad}, []string{"flipped.bin", "byte 8", "checksum"}, formats.ErrTokenStream},
+		{"missing", CountConfig{Tokens: filepath.Join(dir, "nope.bin")}, []string{"nope.bin"}, os.ErrNotExist},
+		{"corpus twice", CountConfig{Tokens: tokens, Input: TextInput{Paths: []string{fixture}}}, []string{"given twice"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg
+			cfg.Vocab, cfg.Output = vocab, filepath.Join(dir, "out", "counts.parquet")
+			_, err := Count(context.Background(), cfg)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if c.is != nil && !errors.Is(err, c.is) {
+				t.Errorf("error %q does not wrap %v", err, c.is)
+			}
+			assertNoOutput(t, filepath.Dir(cfg.Output))
+		})
+	}
+}
