@@ -36,6 +36,10 @@ func Dump(w io.Writer, path string, opt DumpOptions) error {
 	if err != nil {
 		return err
 	}
+	var magic [len(tokensMagic)]byte
+	if n, _ := f.ReadAt(magic[:], 0); n == len(magic) && string(magic[:]) == tokensMagic {
+		return dumpTokenStream(w, path, opt)
+	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
 		return fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
@@ -153,6 +157,46 @@ func stableInputs(s string) string {
 
 // writeMeta prints key-value metadata sorted by key; Stable leaves out
 // the version and creation time and keeps only the inputs' names.
+// dumpTokenStream prints a token stream's size, metadata and first
+// documents, as tokens.
+func dumpTokenStream(w io.Writer, path string, opt DumpOptions) error {
+	s, err := OpenTokenStream(path)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	fmt.Fprintf(w, "token stream (%s): %d distinct tokens, %d bytes of documents\n", TokenStreamSchema, len(s.Tokens), s.ChunkBytes())
+	writeMeta(w, s.kv, opt)
+	if opt.Rows == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "documents (ordinal: tokens):")
+	var c TokenChunk
+	for printed := 0; opt.Rows < 0 || printed < opt.Rows; {
+		ok, err := s.NextChunk(&c)
+		if err != nil || !ok {
+			return err
+		}
+		if err := c.Decode(); err != nil {
+			return err
+		}
+		ids := c.IDs
+		for d, n := range c.DocLens {
+			if opt.Rows >= 0 && printed == opt.Rows {
+				break
+			}
+			toks := make([]string, n)
+			for i, id := range ids[:n] {
+				toks[i] = s.Tokens[id]
+			}
+			ids = ids[n:]
+			fmt.Fprintf(w, "  %d: %s\n", c.DocSeq+int64(d), strings.Join(toks, " "))
+			printed++
+		}
+	}
+	return nil
+}
+
 func writeMeta(w io.Writer, meta map[string]string, opt DumpOptions) {
 	keys := make([]string, 0, len(meta))
 	for k := range meta {

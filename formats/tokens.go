@@ -208,6 +208,7 @@ type TokenStream struct {
 	f        *os.File
 	off, end int64 // next chunk, and where the chunks end
 	docSeq   int64
+	kv       map[string]string
 }
 
 func (s *TokenStream) errorf(off int64, format string, args ...any) error {
@@ -286,6 +287,7 @@ func (s *TokenStream) parseTrailer(t []byte, start int64) error {
 		return s.errorf(start, "metadata: %v", err)
 	}
 	p += int(n)
+	s.kv = kv
 	s.Meta = metaFromLookup(func(k string) (string, bool) { v, ok := kv[k]; return v, ok })
 	if s.Meta.Schema != TokenStreamSchema {
 		return s.errorf(start, "schema %q, want %q", s.Meta.Schema, TokenStreamSchema)

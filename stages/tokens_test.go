@@ -335,3 +335,35 @@ func TestCountTokenStreamRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestInspectTokenStream checks that formats.Dump (pwe inspect) shows a
+// token stream's metadata and its first documents as tokens.
+func TestInspectTokenStream(t *testing.T) {
+	_, tokens := tokenizeWithStream(t, t.TempDir(), fixture, 1)
+	var out bytes.Buffer
+	if err := formats.Dump(&out, tokens, formats.DumpOptions{Rows: 2}); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := tokenize.New(TokenizerConfig{}.options())
+	var docs []string
+	for _, para := range splitParagraphs(string(text))[:3] {
+		var toks []string
+		for _, b := range tk.Tokens(nil, []byte(para)) {
+			toks = append(toks, string(b))
+		}
+		docs = append(docs, strings.Join(toks, " "))
+	}
+	got := out.String()
+	for _, want := range []string{formats.TokenStreamSchema, `"documents": 21`, "\n  0: " + docs[0] + "\n", "\n  1: " + docs[1] + "\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("dump does not contain %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\n  2: ") {
+		t.Errorf("dump shows a third document with Rows 2:\n%s", got)
+	}
+}

@@ -12,9 +12,9 @@ import (
 func init() {
 	register(&command{
 		name:    "inspect",
-		args:    "FILE.parquet | -",
-		summary: "Print the schema, the metadata (the stage's settings) and the first rows of a Parquet file (- : an Arrow stream on stdin).",
-		example: "  pwe inspect counts.parquet --rows 5\n  pwe count corpus.txt --vocab vocab.parquet -o - | pwe inspect -",
+		args:    "FILE.parquet | tokens.bin | -",
+		summary: "Print the schema, the metadata (the stage's settings) and the first rows of a Parquet file (- : an Arrow stream on stdin), or the metadata and first documents of a token stream.",
+		example: "  pwe inspect counts.parquet --rows 5\n  pwe inspect tokens.bin --rows 3\n  pwe count corpus.txt --vocab vocab.parquet -o - | pwe inspect -",
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			rows := fs.Int("rows", 10, "print the first `n` rows (-1: all)")
 			return func(ctx context.Context, args []string) error {
