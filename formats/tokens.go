@@ -75,8 +75,11 @@ func CreateTokenStream(path string) (*TokenStreamWriter, error) {
 		return nil, err
 	}
 	w := &TokenStreamWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}
-	w.write([]byte(tokensMagic))
-	return w, w.err
+	if w.write([]byte(tokensMagic)); w.err != nil {
+		f.Abort()
+		return nil, w.err
+	}
+	return w, nil
 }
 
 func (w *TokenStreamWriter) write(b []byte) {
@@ -144,9 +147,13 @@ func (w *TokenStreamWriter) Close(meta Meta, tokens [][]byte, counts []int64) er
 		w.f.Abort()
 		return fmt.Errorf("formats: token stream dictionary of %d tokens with %d counts", len(tokens), len(counts))
 	}
-	if meta.Schema == "" {
-		meta.Schema = TokenStreamSchema
+	for i, c := range counts {
+		if c < 0 || c > 1<<62 {
+			w.f.Abort()
+			return fmt.Errorf("formats: token stream dictionary: token %d has count %d", i, c)
+		}
 	}
+	meta.Schema = TokenStreamSchema
 	kv, err := meta.pairs()
 	if err != nil {
 		w.f.Abort()
@@ -381,6 +388,9 @@ func (s *TokenStream) NextChunk(c *TokenChunk) (bool, error) {
 // DocLens and IDs, checking every id against the dictionary.
 func (c *TokenChunk) Decode() error {
 	s, b := c.s, c.raw
+	if s == nil {
+		return errors.New("formats: TokenChunk.Decode before NextChunk")
+	}
 	if crc32.Checksum(b, castagnoli) != c.crc {
 		return s.errorf(c.Offset, "the chunk's checksum does not match")
 	}
