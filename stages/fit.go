@@ -47,6 +47,12 @@ type FitConfig struct {
 	// MAPStarts is the number of random starts of the MAP's optimiser;
 	// the highest optimum is kept (default posterior.DefaultMAPStarts).
 	MAPStarts int `json:"map_starts" yaml:"map_starts"`
+	// MAPMaxIter bounds the optimiser's iterations per start (0: the
+	// engine's default, posterior.MAPConfig.MaxIter). A start stopped by it
+	// leaves a warning, and the fit continues from the best point found:
+	// on a large problem a bound keeps the MAP from taking longer than the
+	// sampling it only starts.
+	MAPMaxIter int `json:"map_max_iter,omitempty" yaml:"map_max_iter"`
 	// Anchors names the tokens whose context vectors are fixed (at the
 	// values AnchorValues says) to identify the posterior: a rule ("last", "first", ...) or
 	// comma-separated tokens. Empty means the engine's default rule.
@@ -238,6 +244,8 @@ func (c FitConfig) Validate() error {
 		return fmt.Errorf("dim %d, want 1..4096", c.Dim)
 	case c.MAPStarts < 1 || c.MAPStarts > 1024:
 		return fmt.Errorf("map-starts %d, want 1..1024", c.MAPStarts)
+	case c.MAPMaxIter < 0:
+		return fmt.Errorf("map-max-iter %d is negative", c.MAPMaxIter)
 	case c.Chains < 1 || c.Chains > 1024:
 		return fmt.Errorf("chains %d, want 1..1024", c.Chains)
 	case *c.Warmup < 0:
@@ -449,7 +457,7 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 func fitMAP(ctx context.Context, cfg FitConfig, data *posterior.Data, rule posterior.AnchorRule, stats *FitStats) (m, start *posterior.Params, err error) {
 	began := time.Now()
 	m, res, err := posterior.MAP(ctx, data, posterior.MAPConfig{
-		Dim: cfg.Dim, PriorSD: cfg.PriorSD, Seed: cfg.Seed, Starts: cfg.MAPStarts, Threads: cfg.Threads,
+		Dim: cfg.Dim, PriorSD: cfg.PriorSD, Seed: cfg.Seed, Starts: cfg.MAPStarts, MaxIter: cfg.MAPMaxIter, Threads: cfg.Threads,
 		OnEval: cfg.OnMAPEval,
 	})
 	if errors.Is(err, posterior.ErrNotConverged) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -301,4 +302,61 @@ func TestFitRejectsCountsOutsideVocabulary(t *testing.T) {
 		t.Errorf("error %v, want one naming %s and the row", err, counts)
 	}
 	assertNoOutput(t, filepath.Join(dir, "fit"))
+}
+
+// TestFitWarnings checks the two warnings a fit can end with: a MAP start
+// stopped by MAPMaxIter, and a Laplace approximation at a point whose
+// precision is not positive definite. With the default limit the same fits
+// converge and warn of neither.
+func TestFitWarnings(t *testing.T) {
+	dir := t.TempDir()
+	vocab, counts := countFixture(t, dir, 100)
+	hasWarning := func(st FitStats, parts ...string) bool {
+		for _, w := range st.Warnings {
+			ok := true
+			for _, p := range parts {
+				ok = ok && strings.Contains(w, p)
+			}
+			if ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		method  string
+		maxIter int
+	}{{"map", 0}, {"map", 2}, {"laplace", 0}, {"laplace", 1}} {
+		cfg := smallFit(vocab, counts, filepath.Join(dir, c.method, fmt.Sprint(c.maxIter)))
+		cfg.Method, cfg.MAPMaxIter = c.method, c.maxIter
+		st, err := Fit(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("%s, map-max-iter %d: %v", c.method, c.maxIter, err)
+		}
+		stopped := hasWarning(st, "did not converge", "continuing from the best point found")
+		if stopped != (c.maxIter > 0) {
+			t.Errorf("%s, map-max-iter %d: MAP warning %v in %q", c.method, c.maxIter, stopped, st.Warnings)
+		}
+		// MAPIter adds up the iterations of every start.
+		if c.maxIter > 0 && st.MAPIter > c.maxIter*len(st.MAPStarts) {
+			t.Errorf("map-max-iter %d: the MAP's %d starts ran %d iterations", c.maxIter, len(st.MAPStarts), st.MAPIter)
+		}
+		if _, err := os.Stat(filepath.Join(cfg.Output, "map.parquet")); err != nil {
+			t.Errorf("%s, map-max-iter %d: %v", c.method, c.maxIter, err)
+		}
+		if c.method != "laplace" {
+			continue
+		}
+		// Two iterations from a random start leave the optimiser far from
+		// the maximum, where the bilinear likelihood curves upwards in some
+		// directions; at the MAP it curves downwards in all.
+		ls := st.Laplace
+		clipped := hasWarning(st, "not positive definite", fmt.Sprintf("%d eigenvalues raised", ls.ClippedEigenvalues))
+		switch {
+		case c.maxIter == 0 && (ls.ClippedEigenvalues != 0 || clipped):
+			t.Errorf("laplace at the MAP: %d eigenvalues clipped, warnings %q", ls.ClippedEigenvalues, st.Warnings)
+		case c.maxIter > 0 && (ls.ClippedEigenvalues == 0 || ls.MinEigenvalue == nil || *ls.MinEigenvalue >= 0 || !clipped):
+			t.Errorf("laplace after %d MAP iterations: %d eigenvalues clipped, warnings %q", c.maxIter, ls.ClippedEigenvalues, st.Warnings)
+		}
+	}
 }

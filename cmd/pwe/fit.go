@@ -38,6 +38,7 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 			fs.StringVar(&cfg.Laplace, "laplace", "auto", "factorisation for --method laplace: dense (all correlations; at most 10000 free coordinates (2V-D)D), per-token (each vector given the others at the MAP), or `auto` (dense up to 4000)")
 			fs.IntVar(&cfg.Dim, "dim", 20, "embedding dimension `D`")
 			fs.IntVar(&cfg.MAPStarts, "map-starts", posterior.DefaultMAPStarts, "random `starts` of the MAP's optimiser; the highest optimum is kept (more starts guard against a local optimum, where chains mix slowly)")
+			fs.IntVar(&cfg.MAPMaxIter, "map-max-iter", 0, "at most `n` optimiser iterations per MAP start (0: 20000); a start stopped short is reported, and the fit goes on from the best point found")
 			fs.StringVar(&cfg.Anchors, "anchors", "", "anchor `rule`: volume (the default: greedy maximum volume of count-weighted context vectors, at the MAP or the draw of --anchor-values), first, last, or comma-separated tokens")
 			fs.StringVar(&cfg.AnchorValues, "anchor-values", "", "where the anchors' context `values` are fixed: auto (the default for --method gibbs: draw when the MAP's mean squared context coordinate is under half the draw's, else map), draw (the last state of an unanchored chain from the MAP, of the posterior's scale even when the MAP is the origin, but slower mixing), or map; methods map and laplace use the MAP")
 			fs.IntVar(&cfg.AnchorSweeps, "anchor-sweeps", posterior.DefaultAnchorSweeps, "`sweeps` of the unanchored chain that draws the anchor values")

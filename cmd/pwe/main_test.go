@@ -134,3 +134,28 @@ func TestParseInterspersed(t *testing.T) {
 		t.Errorf("positional %q, want %q", got, want)
 	}
 }
+
+// TestFitWarnings checks that a MAP stopped by --map-max-iter is reported
+// on stderr as a warning while the fit goes on.
+func TestFitWarnings(t *testing.T) {
+	dir := t.TempDir()
+	vocab, counts, out := filepath.Join(dir, "v.parquet"), filepath.Join(dir, "c.parquet"), filepath.Join(dir, "fit")
+	for _, args := range [][]string{
+		{"tokenize", "../../testdata/austen-200.txt", "--max-vocab", "50", "-o", vocab},
+		{"count", "../../testdata/austen-200.txt", "--vocab", vocab, "-o", counts},
+	} {
+		if _, stderr, code := runPwe(args...); code != exitOK {
+			t.Fatalf("pwe %v: exit %d\n%s", args, code, stderr)
+		}
+	}
+	_, stderr, code := runPwe("fit", "--counts", counts, "--vocab", vocab, "--dim", "2", "--method", "map", "--map-max-iter", "2", "-o", out)
+	if want := "fit: warning: posterior: MAP did not converge"; code != exitOK || !strings.Contains(stderr, want) || !strings.Contains(stderr, "continuing from the best point found") {
+		t.Errorf("exit %d, stderr %q; want a warning %q", code, stderr, want)
+	}
+	if _, err := os.Stat(filepath.Join(out, "map.parquet")); err != nil {
+		t.Error(err)
+	}
+	if _, stderr, code := runPwe("fit", "--counts", counts, "--vocab", vocab, "--map-max-iter", "-1", "-o", out); code != exitUsage || !strings.Contains(stderr, "map-max-iter -1") {
+		t.Errorf("--map-max-iter -1: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+}
