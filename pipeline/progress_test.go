@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pwe-project/pwe/posterior"
 	"github.com/pwe-project/pwe/stages"
 )
 
@@ -288,17 +289,27 @@ func TestFitProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	var mapLines, sweepLines []string
+	var mapLines, anchorLines, sweepLines []string
 	for _, l := range lines {
 		switch {
 		case strings.Contains(l, "MAP evaluations"):
-			if len(sweepLines) > 0 {
-				t.Fatalf("MAP progress %q after the sweeps' report began", l)
+			if len(anchorLines)+len(sweepLines) > 0 {
+				t.Fatalf("MAP progress %q after the anchor chain's or the sweeps' report began", l)
 			}
 			mapLines = append(mapLines, l)
+		case strings.Contains(l, " anchor sweeps"):
+			if len(sweepLines) > 0 {
+				t.Fatalf("anchor chain progress %q after the sweeps' report began", l)
+			}
+			anchorLines = append(anchorLines, l)
 		case strings.Contains(l, " sweeps"):
 			sweepLines = append(sweepLines, l)
 		}
+	}
+	// The default anchor values (auto) run the unanchored chain of
+	// posterior.DefaultAnchorSweeps sweeps.
+	if want := fmt.Sprintf("fit: %d/%d anchor sweeps (100%%)", posterior.DefaultAnchorSweeps, posterior.DefaultAnchorSweeps); len(anchorLines) == 0 || !strings.HasPrefix(anchorLines[len(anchorLines)-1], want) {
+		t.Fatalf("anchor chain progress %q, want it to end with %q", anchorLines, want)
 	}
 	if n := evals.Load(); len(mapLines) < 10 || int64(len(mapLines)) > n {
 		t.Fatalf("%d MAP progress lines for %d evaluations (the caller's hook saw them too)", len(mapLines), n)

@@ -53,8 +53,8 @@ func MovieLens(ctx context.Context, r *Reporter, cfg stages.MovieLensConfig) (st
 	return st, err
 }
 
-// Fit runs stages.Fit, reporting the MAP's gradient evaluations and then
-// the sweeps (a resumed fit starts at the sweeps already done; the sweeps'
+// Fit runs stages.Fit, reporting the MAP's gradient evaluations, the
+// sweeps of the chain that draws the anchor values, and then the sweeps (a resumed fit starts at the sweeps already done; the sweeps'
 // report begins with the first, so that the MAP's time does not enter
 // their rate); cfg.OnSweep and cfg.OnMAPEval, if set, are called too. The
 // warnings are logged even when the fit fails.
@@ -67,12 +67,28 @@ func Fit(ctx context.Context, r *Reporter, cfg stages.FitConfig) (stages.FitStat
 			onEval()
 		}
 	}
+	// The unanchored chain that draws the anchor values runs between the
+	// MAP and the sweeps (unless a resumed fit skips it).
+	var ap *Progress
+	var anchorOnce sync.Once
+	onAnchor := cfg.OnAnchorSweep
+	cfg.OnAnchorSweep = func(sweep int) {
+		anchorOnce.Do(func() {
+			mp.Done()
+			ap = r.Progress("fit", "anchor sweeps", int64(cfg.WithDefaults().AnchorSweeps))
+		})
+		ap.Add(1)
+		if onAnchor != nil {
+			onAnchor(sweep)
+		}
+	}
 	var sp *Progress
 	var count func(chain, sweep int)
 	var once sync.Once
 	cfg.OnSweep = chainSweeps(func(chain, sweep int) {
 		once.Do(func() {
 			mp.Done()
+			ap.Done()
 			sp = r.Progress("fit", "sweeps", fitSweeps(cfg))
 			count = sweepCounter(sp)
 		})
@@ -82,6 +98,7 @@ func Fit(ctx context.Context, r *Reporter, cfg stages.FitConfig) (stages.FitStat
 	}, cfg.OnSweep)
 	st, err := stages.Fit(ctx, cfg)
 	mp.Done()
+	ap.Done()
 	sp.Done()
 	log := r.Stage("fit")
 	for _, w := range st.Warnings {

@@ -95,6 +95,9 @@ type AnchorStateConfig struct {
 	// (AnchorSeed), so that its random streams are not those of the
 	// anchored chains that follow.
 	Seed uint64
+	// OnSweep, if not nil, is called after each sweep of the unanchored
+	// chain, with the sweep counted from 0, for progress reports.
+	OnSweep func(sweep int)
 }
 
 // AnchorStateResult is where anchored chains start.
@@ -148,6 +151,7 @@ func AnchorState(ctx context.Context, d *Data, m *Params, cfg AnchorStateConfig)
 	_, err := Gibbs(ctx, d, m, GibbsConfig{
 		Chains: 1, Warmup: warmup, Draws: 1, Init: InitMAP, Jitter: cfg.Jitter, PriorSD: cfg.PriorSD,
 		Threads: cfg.Threads, Seed: AnchorSeed(cfg.Seed), Anchors: AnchorRule{Kind: AnchorNone}, GroupMoves: NoGroupMoves,
+		OnSweep: onAnchorSweep(cfg.OnSweep),
 	}, SinkFunc(func(_, _ int, p *Params, _ DrawStats) error {
 		last = p.Clone()
 		return nil
@@ -163,6 +167,14 @@ func AnchorState(ctx context.Context, d *Data, m *Params, cfg AnchorStateConfig)
 	res.State, res.Drawn = last, true
 	res.Anchors, err = ChooseAnchors(d, last, cfg.Rule)
 	return res, err
+}
+
+// onAnchorSweep adapts AnchorStateConfig.OnSweep to the one chain's hook.
+func onAnchorSweep(f func(sweep int)) func(chain, sweep int) {
+	if f == nil {
+		return nil
+	}
+	return func(_, sweep int) { f(sweep) }
 }
 
 // MAPDegenerate reports whether res says the MAP's context vectors are

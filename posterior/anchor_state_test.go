@@ -45,9 +45,14 @@ func TestAnchorStateIsTheChainsLastState(t *testing.T) {
 	}
 	var ref AnchorStateResult
 	for _, threads := range []int{1, 2, 3} {
-		res, err := AnchorState(context.Background(), d, m, AnchorStateConfig{Values: AnchorAtDraw, Sweeps: sweeps, Threads: threads, Seed: seed})
+		var seen []int // OnSweep's calls, in order
+		res, err := AnchorState(context.Background(), d, m, AnchorStateConfig{Values: AnchorAtDraw, Sweeps: sweeps, Threads: threads, Seed: seed,
+			OnSweep: func(sweep int) { seen = append(seen, sweep) }})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(seen) != sweeps || seen[0] != 0 || seen[sweeps-1] != sweeps-1 {
+			t.Fatalf("threads %d: OnSweep saw sweeps %v, want 0..%d", threads, seen, sweeps-1)
 		}
 		if !res.Drawn || res.Sweeps != sweeps || res.State == m {
 			t.Fatalf("threads %d: drawn %v after %d sweeps, state is the MAP: %v", threads, res.Drawn, res.Sweeps, res.State == m)

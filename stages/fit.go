@@ -115,6 +115,10 @@ type FitConfig struct {
 	// OnMAPEval, if set, is called after every evaluation of the log
 	// posterior's gradient while the MAP is sought, for progress reports.
 	OnMAPEval func() `json:"-" yaml:"-"`
+	// OnAnchorSweep, if set, is called after every sweep of the unanchored
+	// chain that draws the anchor values (AnchorValues draw or auto), for
+	// progress reports.
+	OnAnchorSweep func(sweep int) `json:"-" yaml:"-"`
 	// Stdin is read, as an Arrow stream, for Counts or Vocab "-" (default
 	// os.Stdin).
 	Stdin io.Reader `json:"-" yaml:"-"`
@@ -474,6 +478,7 @@ func fitMAP(ctx context.Context, cfg FitConfig, data *posterior.Data, rule poste
 	}
 	as, err := posterior.AnchorState(ctx, data, m, posterior.AnchorStateConfig{
 		Rule: rule, Values: values, Sweeps: cfg.AnchorSweeps, PriorSD: cfg.PriorSD, Threads: cfg.Threads, Seed: cfg.Seed,
+		OnSweep: cfg.OnAnchorSweep,
 	})
 	if err != nil {
 		return nil, nil, err
