@@ -275,51 +275,63 @@ func openTokenStream(f *os.File, path string) (*TokenStream, error) {
 	return s, nil
 }
 
-func (s *TokenStream) parseTrailer(t []byte, start int64) error {
-	p := 0
-	next := func() (uint64, bool) {
-		v, k := binary.Uvarint(t[p:])
-		if k <= 0 {
-			return 0, false
-		}
-		p += k
-		return v, true
+// varints reads uvarints from b, starting at p.
+type varints struct {
+	b []byte
+	p int
+}
+
+// next returns the next uvarint, or false when b holds none at p.
+func (v *varints) next() (uint64, bool) {
+	if v.p < len(v.b) && v.b[v.p] < 0x80 {
+		v.p++
+		return uint64(v.b[v.p-1]), true
 	}
-	n, ok := next()
-	if !ok || n > uint64(len(t)-p) {
+	x, k := binary.Uvarint(v.b[v.p:])
+	if k <= 0 {
+		return 0, false
+	}
+	v.p += k
+	return x, true
+}
+
+func (s *TokenStream) parseTrailer(t []byte, start int64) error {
+	r := varints{b: t}
+	n, ok := r.next()
+	if !ok || n > uint64(len(t)-r.p) {
 		return s.errorf(start, "bad metadata length")
 	}
 	var kv map[string]string
-	if err := json.Unmarshal(t[p:p+int(n)], &kv); err != nil {
+	if err := json.Unmarshal(t[r.p:r.p+int(n)], &kv); err != nil {
 		return s.errorf(start, "metadata: %v", err)
 	}
-	p += int(n)
+	r.p += int(n)
 	s.kv = kv
 	s.Meta = metaFromLookup(func(k string) (string, bool) { v, ok := kv[k]; return v, ok })
 	if s.Meta.Schema != TokenStreamSchema {
 		return s.errorf(start, "schema %q, want %q", s.Meta.Schema, TokenStreamSchema)
 	}
-	nt, ok := next()
-	if !ok || nt > uint64(len(t)-p)/2 {
+	nt, ok := r.next()
+	if !ok || nt > uint64(len(t)-r.p)/2 {
 		return s.errorf(start, "bad dictionary length")
 	}
 	s.Tokens = make([]string, nt)
 	s.Counts = make([]int64, nt)
 	for i := range s.Tokens {
-		l, ok := next()
-		if !ok || l > uint64(len(t)-p) {
-			return s.errorf(start+int64(p), "dictionary entry %d: bad length", i)
+		l, ok := r.next()
+		if !ok || l > uint64(len(t)-r.p) {
+			return s.errorf(start+int64(r.p), "dictionary entry %d: bad length", i)
 		}
-		s.Tokens[i] = string(t[p : p+int(l)])
-		p += int(l)
-		c, ok := next()
+		s.Tokens[i] = string(t[r.p : r.p+int(l)])
+		r.p += int(l)
+		c, ok := r.next()
 		if !ok || c > 1<<62 {
-			return s.errorf(start+int64(p), "dictionary entry %d: bad count", i)
+			return s.errorf(start+int64(r.p), "dictionary entry %d: bad count", i)
 		}
 		s.Counts[i] = int64(c)
 	}
-	if p != len(t) {
-		return s.errorf(start+int64(p), "%d stray bytes after the dictionary", len(t)-p)
+	if r.p != len(t) {
+		return s.errorf(start+int64(r.p), "%d stray bytes after the dictionary", len(t)-r.p)
 	}
 	return nil
 }
@@ -394,28 +406,16 @@ func (c *TokenChunk) Decode() error {
 	if crc32.Checksum(b, castagnoli) != c.crc {
 		return s.errorf(c.Offset, "the chunk's checksum does not match")
 	}
-	p := 0
-	next := func() (uint64, bool) {
-		if p < len(b) && b[p] < 0x80 {
-			p++
-			return uint64(b[p-1]), true
-		}
-		v, k := binary.Uvarint(b[p:])
-		if k <= 0 {
-			return 0, false
-		}
-		p += k
-		return v, true
-	}
-	docs, _ := next()
-	nids, ok := next()
+	r := varints{b: b}
+	docs, _ := r.next()
+	nids, ok := r.next()
 	if !ok || nids > uint64(len(b)) || docs > uint64(len(b)) {
 		return s.errorf(c.Offset, "bad id count")
 	}
 	c.DocLens, c.IDs = c.DocLens[:0], c.IDs[:0]
 	total := uint64(0)
 	for range docs {
-		n, ok := next()
+		n, ok := r.next()
 		if !ok || n > nids {
 			return s.errorf(c.Offset, "bad document length")
 		}
@@ -431,25 +431,21 @@ func (c *TokenChunk) Decode() error {
 	ids := c.IDs[:nids]
 	limit := uint64(len(s.Tokens))
 	for i := range ids {
+		// One byte, the common case, inline: next is not inlined.
 		var v uint64
-		if p < len(b) && b[p] < 0x80 {
-			v = uint64(b[p])
-			p++
-		} else {
-			var k int
-			v, k = binary.Uvarint(b[p:])
-			if k <= 0 {
-				return s.errorf(c.Offset, "id %d of the chunk is cut short", i)
-			}
-			p += k
+		if r.p < len(b) && b[r.p] < 0x80 {
+			v = uint64(b[r.p])
+			r.p++
+		} else if v, ok = r.next(); !ok {
+			return s.errorf(c.Offset, "id %d of the chunk is cut short", i)
 		}
 		if v >= limit {
 			return s.errorf(c.Offset, "id %d outside the dictionary of %d tokens", v, limit)
 		}
 		ids[i] = uint32(v)
 	}
-	if p != len(b) {
-		return s.errorf(c.Offset, "%d stray bytes after the ids", len(b)-p)
+	if r.p != len(b) {
+		return s.errorf(c.Offset, "%d stray bytes after the ids", len(b)-r.p)
 	}
 	c.IDs = ids
 	return nil
