@@ -136,6 +136,8 @@ func (c CountConfig) Validate() error {
 		return fmt.Errorf("the corpus is given twice: as the token stream %s and as %v; name one", c.Tokens, c.Input.Paths)
 	case c.Tokens == StdioPath:
 		return errors.New("--tokens names a file: a token stream ends with its dictionary, which is read first")
+	case c.Input.Format != "" || c.Input.DocSep != "" || c.Input.TextField != "" || c.Input.TextColumn != "":
+		return errors.New("--format, --doc-sep, --text-field and --text-column describe text input; a token stream is split into documents already")
 	}
 	switch {
 	case c.Vocab == "":

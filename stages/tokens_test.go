@@ -315,6 +315,7 @@ func TestCountTokenStreamRefused(t *testing.T) {
 		{"corrupt chunk", CountConfig{Tokens: bad}, []string{"flipped.bin", "byte 8", "checksum"}, formats.ErrTokenStream},
 		{"missing", CountConfig{Tokens: filepath.Join(dir, "nope.bin")}, []string{"nope.bin"}, os.ErrNotExist},
 		{"corpus twice", CountConfig{Tokens: tokens, Input: TextInput{Paths: []string{fixture}}}, []string{"given twice"}, nil},
+		{"text format", CountConfig{Tokens: tokens, Input: TextInput{DocSep: "blank"}}, []string{"--doc-sep", "split into documents already"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := c.cfg

@@ -32,7 +32,7 @@ INPUT is a file, a directory (read recursively), a glob pattern or - for
 standard input; .gz, .zst and .bz2 files are decompressed. Tokens are Unicode
 words (UAX #29), case-folded unless --no-lower. With --tokens, the corpus is
 also written as token ids, which pwe count --tokens reads instead of the text
-(about a tenth of the compressed text's size for English; it saves count from
+(for English text about a third of its size; it saves count from
 decompressing and segmenting the corpus again).`,
 		example: `  pwe tokenize corpus/ -o vocab.parquet --max-vocab 50000 --min-count 5
   pwe tokenize posts.jsonl.zst --text-field body -o vocab.parquet
