@@ -1,0 +1,104 @@
+package formats
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+)
+
+// benchTokenDocs is about 2^22 Zipf-distributed ids over 300,000 distinct
+// tokens in documents of 1-40 tokens, like bench-raw's (10.7 M tokens,
+// 323 thousand distinct, 6.7 tokens per line), with ids numbered by first
+// appearance as tokenize numbers them.
+func benchTokenDocs() (docLens []int32, ids []uint32, dict int) {
+	const tokens, v = 1 << 22, 300_000
+	r := rand.New(rand.NewPCG(1, 2))
+	z := rand.NewZipf(r, 1.05, 1, v-1)
+	first := map[uint64]uint32{}
+	for len(ids) < tokens {
+		n := 1 + r.IntN(40)
+		docLens = append(docLens, int32(n))
+		for range n {
+			w := z.Uint64()
+			id, ok := first[w]
+			if !ok {
+				id = uint32(len(first))
+				first[w] = id
+			}
+			ids = append(ids, id)
+		}
+	}
+	return docLens, ids, len(first)
+}
+
+// BenchmarkTokenStream writes a stream in chunks of about 2^17 ids (a
+// reading batch of bench-raw) and reads it back, decoding every chunk, and
+// reports the CPU per token of each direction and the bytes per token.
+func BenchmarkTokenStream(b *testing.B) {
+	docLens, ids, dict := benchTokenDocs()
+	tokens := make([][]byte, dict)
+	counts := make([]int64, dict)
+	for i := range tokens {
+		tokens[i] = fmt.Appendf(nil, "t%d", i)
+	}
+	for _, id := range ids {
+		counts[id]++
+	}
+	path := filepath.Join(b.TempDir(), "tokens.bin")
+	var write, read float64
+	var size int64
+	for b.Loop() {
+		t0 := cpuTime()
+		w, err := CreateTokenStream(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, k := 0, 0
+		for d < len(docLens) {
+			d0, k0 := d, k
+			for d < len(docLens) && k-k0 < 1<<17 {
+				k += int(docLens[d])
+				d++
+			}
+			if err := w.WriteChunk(docLens[d0:d], ids[k0:k]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(Meta{}, tokens, counts); err != nil {
+			b.Fatal(err)
+		}
+		t1 := cpuTime()
+		s, err := OpenTokenStream(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var c TokenChunk
+		n := 0
+		for {
+			ok, err := s.NextChunk(&c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			if err := c.Decode(); err != nil {
+				b.Fatal(err)
+			}
+			n += len(c.IDs)
+		}
+		size = s.Size
+		s.Close()
+		if n != len(ids) {
+			b.Fatalf("read %d ids, wrote %d", n, len(ids))
+		}
+		write += (t1 - t0).Seconds()
+		read += (cpuTime() - t1).Seconds()
+	}
+	per := float64(b.N) * float64(len(ids))
+	b.ReportMetric(write/per*1e9, "write-cpu-ns/token")
+	b.ReportMetric(read/per*1e9, "read-cpu-ns/token")
+	b.ReportMetric(float64(size)/float64(len(ids)), "B/token")
+	b.ReportMetric(float64(dict), "distinct")
+}
