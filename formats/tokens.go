@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/pwe-project/pwe/internal/atomicfile"
 )
@@ -74,7 +75,9 @@ func CreateTokenStream(path string) (*TokenStreamWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &TokenStreamWriter{f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	// Chunks are larger than the buffer, so most go to the file directly
+	// rather than through it.
+	w := &TokenStreamWriter{f: f, w: bufio.NewWriterSize(f, 64<<10)}
 	if w.write([]byte(tokensMagic)); w.err != nil {
 		f.Abort()
 		return nil, w.err
@@ -113,13 +116,26 @@ func (w *TokenStreamWriter) WriteChunk(docLens []int32, ids []uint32) error {
 	if total != len(ids) {
 		return fmt.Errorf("formats: token stream chunk: documents hold %d tokens but %d ids are given", total, len(ids))
 	}
+	// The ids are most of the stream: encode them into room made once,
+	// with the short varints spelled out.
+	p := len(b)
+	b = slices.Grow(b, binary.MaxVarintLen32*len(ids))[:p+binary.MaxVarintLen32*len(ids)]
 	for _, id := range ids {
-		if id < 0x80 {
-			b = append(b, byte(id))
-		} else {
-			b = binary.AppendUvarint(b, uint64(id))
+		switch {
+		case id < 1<<7:
+			b[p] = byte(id)
+			p++
+		case id < 1<<14:
+			b[p], b[p+1] = byte(id)|0x80, byte(id>>7)
+			p += 2
+		case id < 1<<21:
+			b[p], b[p+1], b[p+2] = byte(id)|0x80, byte(id>>7)|0x80, byte(id>>14)
+			p += 3
+		default:
+			p += binary.PutUvarint(b[p:], uint64(id))
 		}
 	}
+	b = b[:p]
 	payload := b[8:]
 	if len(payload) > maxChunk {
 		return fmt.Errorf("formats: token stream chunk of %d bytes exceeds %d", len(payload), maxChunk)

@@ -192,10 +192,28 @@ type tokenBatch struct {
 // tokenizeToStream counts the tokens of r and writes them to stream as ids.
 // The tokenizers segment batches in parallel; one goroutine then numbers
 // the tokens in corpus order, so that the ids, and the stream's bytes, do
-// not depend on the number of threads.
+// not depend on the number of threads. With one tokenizer, it numbers them
+// as it segments them.
 func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, stream *formats.TokenStreamWriter) (*tokenize.Counter, error) {
 	counter := tokenize.NewCounter()
 	toks := make([][][]byte, len(tokenizers))
+	if len(tokenizers) == 1 {
+		// One goroutine takes the batches in order and can number the
+		// tokens as it segments them, without copying them for another.
+		var tb tokenBatch
+		err := fanOut(ctx, r, 1, func(_ int, b *input.Batch) error {
+			tb.ids, tb.docLens = tb.ids[:0], tb.docLens[:0]
+			for _, doc := range b.Docs {
+				toks[0] = tokenizers[0].Tokens(toks[0][:0], doc)
+				for _, t := range toks[0] {
+					tb.ids = append(tb.ids, counter.AddID(t))
+				}
+				tb.docLens = append(tb.docLens, int32(len(toks[0])))
+			}
+			return stream.WriteChunk(tb.docLens, tb.ids)
+		})
+		return counter, err
+	}
 	err := fanOutOrdered(ctx, r, len(tokenizers), func(w int, b *input.Batch, tb *tokenBatch) error {
 		tb.text, tb.ends, tb.docLens = tb.text[:0], tb.ends[:0], tb.docLens[:0]
 		for _, doc := range b.Docs {
