@@ -447,11 +447,14 @@ func (c *TokenChunk) Decode() error {
 	ids := c.IDs[:nids]
 	limit := uint64(len(s.Tokens))
 	for i := range ids {
-		// One byte, the common case, inline: next is not inlined.
+		// One or two bytes, the common cases, inline: next is not inlined.
 		var v uint64
-		if r.p < len(b) && b[r.p] < 0x80 {
+		if r.p+1 < len(b) && b[r.p]|b[r.p+1] < 0x80 {
 			v = uint64(b[r.p])
 			r.p++
+		} else if r.p+1 < len(b) && b[r.p+1] < 0x80 {
+			v = uint64(b[r.p]&0x7f) | uint64(b[r.p+1])<<7
+			r.p += 2
 		} else if v, ok = r.next(); !ok {
 			return s.errorf(c.Offset, "id %d of the chunk is cut short", i)
 		}
