@@ -155,8 +155,6 @@ func stableInputs(s string) string {
 	return string(b)
 }
 
-// writeMeta prints key-value metadata sorted by key; Stable leaves out
-// the version and creation time and keeps only the inputs' names.
 // dumpTokenStream prints a token stream's size, metadata and first
 // documents, as tokens.
 func dumpTokenStream(w io.Writer, path string, opt DumpOptions) error {
@@ -197,6 +195,8 @@ func dumpTokenStream(w io.Writer, path string, opt DumpOptions) error {
 	return nil
 }
 
+// writeMeta prints key-value metadata sorted by key; Stable leaves out
+// the version and creation time and keeps only the inputs' names.
 func writeMeta(w io.Writer, meta map[string]string, opt DumpOptions) {
 	keys := make([]string, 0, len(meta))
 	for k := range meta {

@@ -66,7 +66,6 @@ type TokenStreamWriter struct {
 	buf  []byte
 	err  error
 	docs int64
-	ids  int64
 }
 
 // CreateTokenStream starts writing a token stream to path.
@@ -145,7 +144,6 @@ func (w *TokenStreamWriter) WriteChunk(docLens []int32, ids []uint32) error {
 	w.buf = b
 	w.write(b)
 	w.docs += int64(len(docLens))
-	w.ids += int64(len(ids))
 	return w.err
 }
 
@@ -153,26 +151,28 @@ func (w *TokenStreamWriter) WriteChunk(docLens []int32, ids []uint32) error {
 func (w *TokenStreamWriter) Documents() int64 { return w.docs }
 
 // Close writes the trailer, with the metadata and the dictionary (tokens[i]
-// and counts[i] belong to id i), and renames the file into place.
-func (w *TokenStreamWriter) Close(meta Meta, tokens [][]byte, counts []int64) error {
+// and counts[i] belong to id i), and renames the file into place. The
+// schema is always TokenStreamSchema. A failed Close discards the file.
+func (w *TokenStreamWriter) Close(meta Meta, tokens [][]byte, counts []int64) (err error) {
+	defer func() {
+		if err != nil {
+			w.f.Abort()
+		}
+	}()
 	if w.err != nil {
-		w.f.Abort()
 		return w.err
 	}
 	if len(tokens) != len(counts) {
-		w.f.Abort()
 		return fmt.Errorf("formats: token stream dictionary of %d tokens with %d counts", len(tokens), len(counts))
 	}
 	for i, c := range counts {
 		if c < 0 || c > 1<<62 {
-			w.f.Abort()
 			return fmt.Errorf("formats: token stream dictionary: token %d has count %d", i, c)
 		}
 	}
 	meta.Schema = TokenStreamSchema
 	kv, err := meta.pairs()
 	if err != nil {
-		w.f.Abort()
 		return err
 	}
 	obj := make(map[string]string, len(kv))
@@ -181,7 +181,6 @@ func (w *TokenStreamWriter) Close(meta Meta, tokens [][]byte, counts []int64) er
 	}
 	js, err := json.Marshal(obj)
 	if err != nil {
-		w.f.Abort()
 		return err
 	}
 	t := binary.AppendUvarint(nil, uint64(len(js)))
@@ -205,7 +204,6 @@ func (w *TokenStreamWriter) Close(meta Meta, tokens [][]byte, counts []int64) er
 		}
 	}
 	if w.err != nil {
-		w.f.Abort()
 		return w.err
 	}
 	return w.f.Commit()

@@ -54,10 +54,11 @@ func MovieLens(ctx context.Context, r *Reporter, cfg stages.MovieLensConfig) (st
 }
 
 // Fit runs stages.Fit, reporting the MAP's gradient evaluations, the
-// sweeps of the chain that draws the anchor values, and then the sweeps (a resumed fit starts at the sweeps already done; the sweeps'
-// report begins with the first, so that the MAP's time does not enter
-// their rate); cfg.OnSweep and cfg.OnMAPEval, if set, are called too. The
-// warnings are logged even when the fit fails.
+// sweeps of the chain that draws the anchor values, and then the sweeps (a
+// resumed fit starts at the sweeps already done; the sweeps' report begins
+// with the first, so that the earlier steps' time does not enter their
+// rate); cfg.OnSweep, cfg.OnAnchorSweep and cfg.OnMAPEval, if set, are
+// called too. The warnings are logged even when the fit fails.
 func Fit(ctx context.Context, r *Reporter, cfg stages.FitConfig) (stages.FitStats, error) {
 	mp := r.Progress("fit", "MAP evaluations", 0)
 	onEval := cfg.OnMAPEval

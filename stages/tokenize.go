@@ -148,9 +148,7 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 		for id := range tokens {
 			tokens[id] = total.Token(id)
 		}
-		sm := meta
-		sm.Schema = formats.TokenStreamSchema
-		if err := stream.Close(sm, tokens, total.Counts()); err != nil {
+		if err := stream.Close(meta, tokens, total.Counts()); err != nil {
 			return stats, err
 		}
 	}

@@ -37,31 +37,22 @@ func (c *Counter) Add(tokens [][]byte) {
 // AddCount counts tok n times.
 func (c *Counter) AddCount(tok []byte, n int64) { c.add(tok, n) }
 
-func (c *Counter) add(tok []byte, n int64) {
-	h := c.tab.hash(tok)
-	slot, id := c.tab.find(tok, h)
-	if id >= 0 {
-		c.counts[id] += n
-		return
-	}
-	c.tab.insert(tok, h, slot)
-	c.counts = append(c.counts, n)
-}
-
 // AddID counts tok once and returns its id: ids number the distinct tokens
 // 0, 1, 2, ... in the order in which they were first counted, so a corpus
 // counted in order gives the same ids whatever else is counted with it
 // afterwards. Merge keeps the ids of the Counter merged into.
-func (c *Counter) AddID(tok []byte) uint32 {
+func (c *Counter) AddID(tok []byte) uint32 { return uint32(c.add(tok, 1)) }
+
+// add counts tok n times and returns its id.
+func (c *Counter) add(tok []byte, n int64) int {
 	h := c.tab.hash(tok)
 	slot, id := c.tab.find(tok, h)
 	if id >= 0 {
-		c.counts[id]++
-		return uint32(id)
+		c.counts[id] += n
+		return id
 	}
-	c.tab.insert(tok, h, slot)
-	c.counts = append(c.counts, 1)
-	return uint32(len(c.counts) - 1)
+	c.counts = append(c.counts, n)
+	return c.tab.insert(tok, h, slot)
 }
 
 // Token returns the token with the given id; it stays valid while c is not
