@@ -313,6 +313,7 @@ type countsColumnEncoder struct {
 	out      chan *countsChunk // finished chunks, to the assembler
 	spare    chan *countsChunk // chunks the assembler has written
 	chunk    *countsChunk      // the chunk being built, or nil
+	lit      literalFrames
 	raw, enc []byte
 	idx      []int32
 }
@@ -437,7 +438,7 @@ func (e *countsColumnEncoder) endChunk() error {
 		// the dictionary's, so those pages need no scan of their own.
 		c.minF, c.maxF, c.nan = foldRange(c.dict.values, c.minF, c.maxF, c.nan)
 		e.raw = appendPlainDoubles(e.raw[:0], c.dict.values)
-		body := e.compress(c.codec)
+		body := e.compress(c.codec, false)
 		h := format.PageHeader{
 			Type:                 format.DictionaryPage,
 			UncompressedPageSize: int32(len(e.raw)),
@@ -466,19 +467,26 @@ func appendPlainDoubles(dst []byte, src []float64) []byte {
 	return dst
 }
 
-// compress returns e.raw compressed with codec.
-func (e *countsColumnEncoder) compress(codec format.CompressionCodec) []byte {
-	if codec == format.Uncompressed {
+// compress returns e.raw compressed with codec; literals selects zstd
+// frames of Huffman-coded literals alone (see literalFrames).
+func (e *countsColumnEncoder) compress(codec format.CompressionCodec, literals bool) []byte {
+	switch {
+	case codec == format.Uncompressed:
 		return e.raw
+	case literals:
+		e.enc = e.lit.appendFrame(e.enc[:0], e.raw)
+	default:
+		e.enc = e.zw.EncodeAll(e.raw, e.enc[:0])
 	}
-	e.enc = e.zw.EncodeAll(e.raw, e.enc[:0])
 	return e.enc
 }
 
 // dataPage compresses e.raw as a data page of n values and appends it to
 // the chunk.
 func (e *countsColumnEncoder) dataPage(c *countsChunk, n int, enc format.Encoding) error {
-	body := e.compress(c.codec)
+	// Dictionary indices and delta-coded ids gain nothing from matches.
+	literals := countsColumns[e.col].literals && (enc == format.RLEDictionary || enc == format.DeltaBinaryPacked)
+	body := e.compress(c.codec, literals)
 	h := format.PageHeader{
 		Type:                 format.DataPage,
 		UncompressedPageSize: int32(len(e.raw)),
@@ -499,19 +507,25 @@ func (e *countsColumnEncoder) dataPage(c *countsChunk, n int, enc format.Encodin
 	return nil
 }
 
-// countsColumns describes the columns. The delta-encoded context ids are
-// left uncompressed: zstd shrinks them by 2 % (they are bit-packed deltas
-// of sorted ids, close to random bits) at a third of its cost for the
-// whole file.
+// countsColumns describes the columns. Where literals is set, the pages
+// of dictionary indices and of delta-coded ids are compressed as Huffman-
+// coded literals alone (see literalFrames). On bench-raw's counts that
+// made the count stage 16 % cheaper than klauspost's fastest level and the
+// file 6 % smaller. The context ids, bit-packed deltas close to random
+// bits, shrink by 8 % that way; zstd's matches gained only 2 % on them, for
+// a third of its time on the file, so they used to be stored uncompressed.
+// The target ids, long runs of one id, keep the matches, which shrink them
+// eight-fold.
 var countsColumns = [4]struct {
-	name  string
-	typ   format.Type
-	codec format.CompressionCodec
+	name     string
+	typ      format.Type
+	codec    format.CompressionCodec
+	literals bool
 }{
-	{"target_id", format.Int32, format.Zstd},
-	{"context_id", format.Int32, format.Uncompressed},
-	{"n_pos", format.Double, format.Zstd},
-	{"n_neg", format.Double, format.Zstd},
+	{"target_id", format.Int32, format.Zstd, false},
+	{"context_id", format.Int32, format.Zstd, true},
+	{"n_pos", format.Double, format.Zstd, true},
+	{"n_neg", format.Double, format.Zstd, true},
 }
 
 // rowGroup writes a row group, made of one chunk of every column.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,5 +279,62 @@ func checkCosine(t *testing.T, rows []map[string]any, draws []formats.DrawRow, d
 	}
 	if q(0.95)-q(0.05) < 100*tol {
 		t.Errorf("cosine interval [%g, %g] too narrow to tell the statistics apart at this tolerance", q(0.05), q(0.95))
+	}
+}
+
+// TestDuckDBReadsLargeCounts writes counts.parquet pages of every kind the
+// writer makes (Huffman-only zstd frames for dictionary indices and context
+// ids, klauspost's zstd for the rest, a dictionary that overflows into
+// PLAIN pages) and checks DuckDB's aggregates, through its own zstd
+// decoder, against the rows written.
+func TestDuckDBReadsLargeCounts(t *testing.T) {
+	requireDuckDB(t)
+	dir := t.TempDir()
+	const n = 3*formats.RowGroupRows/2 + 12345
+	w, err := formats.CreateCounts(filepath.Join(dir, "counts.parquet"), formats.Meta{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var sumPos, sumNeg, wPos, wNeg, sumT float64
+	rows := make([]formats.CountRow, 0, 1000)
+	ctx := int32(0)
+	for i := range n {
+		r := formats.CountRow{TargetID: int32(i / 300)}
+		if i%300 == 0 {
+			ctx = 0
+		}
+		ctx += 1 + int32(rng.IntN(50))
+		r.ContextID = ctx
+		// Mostly small whole numbers, with a long tail; n_neg runs past
+		// the dictionary's cap in the second row group.
+		r.NPos = float64(rng.IntN(3) * (1 + rng.IntN(2)*rng.IntN(1000)))
+		if i < formats.RowGroupRows {
+			r.NNeg = float64(rng.IntN(4))
+		} else {
+			r.NNeg = float64(i) / 4
+		}
+		sumPos, sumNeg, sumT = sumPos+r.NPos, sumNeg+r.NNeg, sumT+float64(r.TargetID)
+		wPos += r.NPos * float64(r.ContextID%97)
+		wNeg += r.NNeg * float64(r.ContextID%89)
+		if rows = append(rows, r); len(rows) == cap(rows) || i == n-1 {
+			if err := w.Write(rows); err != nil {
+				t.Fatal(err)
+			}
+			rows = rows[:0]
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res := duckdb(t, dir, map[string]string{"agg": `SELECT count(*)::DOUBLE AS n, sum(n_pos) AS sp, sum(n_neg) AS sn,
+		sum(n_pos * (context_id % 97)) AS wp, sum(n_neg * (context_id % 89)) AS wn, sum(target_id)::DOUBLE AS st
+		FROM 'counts.parquet'`})
+	got := res["agg"][0]
+	want := map[string]float64{"n": n, "sp": sumPos, "sn": sumNeg, "wp": wPos, "wn": wNeg, "st": sumT}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("DuckDB %s = %v, Go %v", k, got[k], v)
+		}
 	}
 }
