@@ -7,6 +7,9 @@ import (
 	"math/bits"
 	"os"
 	"sync"
+	"unsafe"
+
+	"github.com/pwe-project/pwe/formats"
 )
 
 // Stats summarise a counting run.
@@ -50,6 +53,7 @@ type Counter struct {
 	bufPairs int     // pair buffer entries per accumulator
 	readBuf  int     // bytes per merge cursor
 	fanIn    int     // sections one merge reads at once
+	ahead    int     // row batches the merge may hold for partitions not yet emitted
 
 	mu      sync.Mutex
 	dir     string
@@ -191,6 +195,11 @@ func (c *Counter) layout() error {
 		return fmt.Errorf("counts: memory budget of %d bytes leaves room for only %d buffered pairs per worker (vocabulary %d, %d workers)",
 			m, max(c.bufPairs, 0), v, w)
 	}
+	// Partitions are emitted in order, so the workers merging the
+	// partitions after the one being written must keep their rows until
+	// then; up to 1/16 of the budget (the accumulators' buffers are free by
+	// then) lets them run ahead instead of waiting.
+	c.ahead = int(max(4*w, avail/16/(batchRows*int64(unsafe.Sizeof(formats.CountRow{})))))
 	c.readBuf = int(min(max(mergeShare/64, minReadBuf), maxReadBuf))
 	c.fanIn = int(mergeShare / int64(c.readBuf))
 	return nil

@@ -97,17 +97,24 @@ func (c *Counter) Finish(ctx context.Context, emit func(rows []formats.CountRow)
 }
 
 // mergeAll merges the partitions on cfg.Workers goroutines and emits their
-// batches in partition order.
+// batches in partition order. A worker merging a partition after the one
+// being emitted holds its batches until that partition's turn; such
+// batches each take one of c.ahead tokens, which bounds the memory they
+// hold. The partition being emitted needs no token, so the merge cannot
+// stall waiting for one.
 func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint64, emit func([]formats.CountRow) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nParts := len(c.parts) - 1
-	outs := make([]chan []formats.CountRow, nParts)
+	outs := make([]chan rowBatch, nParts)
+	turns := make([]chan struct{}, nParts)
 	for p := range outs {
-		outs[p] = make(chan []formats.CountRow, 4)
+		outs[p] = make(chan rowBatch, c.ahead)
+		turns[p] = make(chan struct{})
 	}
 	// Emitted batches return to free for reuse.
 	free := make(chan []formats.CountRow, 8*len(mergers))
+	tokens := make(chan struct{}, c.ahead)
 	var next atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	for _, m := range mergers {
@@ -117,11 +124,13 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint6
 				if p >= nParts {
 					return nil
 				}
-				m.out, m.free, m.ctx = outs[p], free, gctx
-				m.batch = m.newBatch()
-				err := m.partition(p, c.sections(p), dense, m.finalRow)
+				m.out, m.free, m.turn, m.tokens, m.ctx = outs[p], free, turns[p], tokens, gctx
+				err := m.newBatch()
 				if err == nil {
-					err = m.send()
+					err = m.partition(p, c.sections(p), dense, m.finalRow)
+				}
+				if err == nil {
+					err = m.flush()
 				}
 				close(outs[p])
 				if err != nil {
@@ -133,19 +142,23 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint6
 	var emitErr error
 emitting:
 	for p := range outs {
+		close(turns[p])
 		for {
 			select {
 			case b, ok := <-outs[p]:
 				if !ok {
 					continue emitting
 				}
-				if err := emit(b); err != nil {
+				if err := emit(b.rows); err != nil {
 					emitErr = err
 					cancel()
 					break emitting
 				}
+				if b.token {
+					<-tokens
+				}
 				select {
-				case free <- b:
+				case free <- b.rows:
 				default:
 				}
 			case <-gctx.Done():
@@ -161,6 +174,13 @@ emitting:
 		return err
 	}
 	return ctx.Err()
+}
+
+// rowBatch is a batch of output rows; token says it holds one of the
+// merge's look-ahead tokens, to be returned when it is emitted.
+type rowBatch struct {
+	rows  []formats.CountRow
+	token bool
 }
 
 // sections lists partition p of every section of every run.
@@ -262,8 +282,12 @@ type merger struct {
 	denseOverflowed bool
 
 	ctx         context.Context
-	out, free   chan []formats.CountRow
+	out         chan rowBatch
+	free        chan []formats.CountRow
+	turn        chan struct{} // closed when the partition is being emitted
+	tokens      chan struct{}
 	batch       []formats.CountRow
+	batchToken  bool
 	uniquePairs int64
 	rows        int64
 }
@@ -512,24 +536,53 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 
 // send hands the current batch to the emitter and starts a new one.
 func (m *merger) send() error {
-	if len(m.batch) == 0 {
+	if err := m.flush(); err != nil {
+		return err
+	}
+	return m.newBatch()
+}
+
+// flush hands the current batch, if not empty, to the emitter; an empty
+// batch returns its token.
+func (m *merger) flush() error {
+	b := rowBatch{m.batch, m.batchToken}
+	m.batch, m.batchToken = nil, false
+	if len(b.rows) == 0 {
+		if b.token {
+			<-m.tokens
+		}
 		return nil
 	}
-	m.rows += int64(len(m.batch))
+	m.rows += int64(len(b.rows))
 	select {
-	case m.out <- m.batch:
+	case m.out <- b:
+		return nil
 	case <-m.ctx.Done():
 		return m.ctx.Err()
 	}
-	m.batch = m.newBatch()
-	return nil
 }
 
-func (m *merger) newBatch() []formats.CountRow {
+// newBatch starts a batch, taking a token first unless the partition is
+// being emitted.
+func (m *merger) newBatch() error {
+	select {
+	case <-m.turn:
+		m.batchToken = false
+	default:
+		select {
+		case m.tokens <- struct{}{}:
+			m.batchToken = true
+		case <-m.turn:
+			m.batchToken = false
+		case <-m.ctx.Done():
+			return m.ctx.Err()
+		}
+	}
 	select {
 	case b := <-m.free:
-		return b[:0]
+		m.batch = b[:0]
 	default:
-		return make([]formats.CountRow, 0, batchRows)
+		m.batch = make([]formats.CountRow, 0, batchRows)
 	}
+	return nil
 }
