@@ -412,10 +412,17 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 // must be tcfg, those of the vocabulary; it returns the fingerprints of the
 // stream's corpus and of the stream itself.
 func countStream(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index *tokenize.Index, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
-	fp, err := input.FingerprintFile(cfg.Tokens)
-	if err != nil {
-		return nil, err
-	}
+	// The fingerprint reads the whole file once more: on a goroutine of its
+	// own, it overlaps the reading of the vocabulary map and the counting
+	// instead of delaying them.
+	var fp input.Fingerprint
+	var fpErr error
+	fpDone := make(chan struct{})
+	go func() {
+		defer close(fpDone)
+		fp, fpErr = input.FingerprintFile(cfg.Tokens)
+	}()
+	defer func() { <-fpDone }()
 	s, err := formats.OpenTokenStream(cfg.Tokens)
 	if err != nil {
 		return nil, err
@@ -510,6 +517,10 @@ func countStream(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, ind
 				wk.oovTokens.AddCount([]byte(t), n)
 			}
 		}
+	}
+	<-fpDone
+	if fpErr != nil {
+		return nil, fpErr
 	}
 	return append(corpus, fp), nil
 }
