@@ -28,13 +28,15 @@ func Tokenize(ctx context.Context, r *Reporter, cfg stages.TokenizeConfig) (stag
 	return st, err
 }
 
-// Count runs stages.Count, reporting the bytes it reads.
+// Count runs stages.Count, reporting the bytes it reads. It warns of
+// invalid UTF-8 only when it read the text itself: a token stream's count
+// comes from the tokenize run that wrote it, which warned already.
 func Count(ctx context.Context, r *Reporter, cfg stages.CountConfig) (stages.CountStats, error) {
 	p := r.Progress("count", UnitBytes, 0)
 	cfg.Progress = readCounter(p)
 	st, err := stages.Count(ctx, cfg)
 	p.Done()
-	if st.InvalidUTF8 > 0 {
+	if st.InvalidUTF8 > 0 && cfg.Tokens == "" {
 		r.Stage("count").Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
 	}
 	return st, err

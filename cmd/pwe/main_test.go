@@ -101,20 +101,27 @@ func TestTokenizeCountInspect(t *testing.T) {
 }
 
 // TestTextWarnings checks that pwe tokenize and pwe count warn of
-// invalid UTF-8 in the corpus, as pwe run's stages do.
+// invalid UTF-8 in the corpus they read, and that count does not repeat
+// the warning when it reads tokenize's token stream instead.
 func TestTextWarnings(t *testing.T) {
 	dir := t.TempDir()
 	corpus, vocab, counts := filepath.Join(dir, "corpus.txt"), filepath.Join(dir, "v.parquet"), filepath.Join(dir, "c.parquet")
+	tokens := filepath.Join(dir, "tokens.bin")
 	if err := os.WriteFile(corpus, []byte("the cat sat on the mat\nthe dog ate the caf\xff\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{
-		{"tokenize", corpus, "-o", vocab},
-		{"count", corpus, "--vocab", vocab, "-o", counts},
+	for _, c := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"tokenize", corpus, "-o", vocab, "--tokens", tokens}, true},
+		{[]string{"count", corpus, "--vocab", vocab, "-o", counts}, true},
+		{[]string{"count", "--tokens", tokens, "--vocab", vocab, "-o", counts}, false},
 	} {
-		_, stderr, code := runPwe(args...)
-		if want := args[0] + ": warning: replaced 1 bytes of invalid UTF-8\n"; code != exitOK || !strings.Contains(stderr, want) {
-			t.Errorf("pwe %v: exit %d, stderr %q; want %q", args, code, stderr, want)
+		_, stderr, code := runPwe(c.args...)
+		warning := c.args[0] + ": warning: replaced 1 bytes of invalid UTF-8\n"
+		if code != exitOK || strings.Contains(stderr, warning) != c.warn {
+			t.Errorf("pwe %v: exit %d, stderr %q; want the warning %q: %v", c.args, code, stderr, warning, c.warn)
 		}
 	}
 }
