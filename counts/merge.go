@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"os"
 	"slices"
@@ -503,9 +504,16 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 		return nil
 	}
 	// Rows are written in place rather than appended: they are most of
-	// what the merge moves.
+	// what the merge moves. Whether a row comes from the positives, the
+	// negatives or both is as good as random, so the merge takes both
+	// sides' next contexts and steps through arithmetic, not branches;
+	// a sentinel context beyond every id ends each side.
+	ni, nj := len(cs), len(ncs)
+	cs, vs = append(cs, math.MaxInt32), append(vs, 0)
+	ncs, nns = append(ncs, math.MaxInt32), append(nns, 0)
+	m.cs, m.vs, m.ncs, m.nns = cs, vs, ncs, nns
 	i, j := 0, 0
-	for i < len(cs) || j < len(ncs) {
+	for i < ni || j < nj {
 		if len(rows) == cap(rows) {
 			m.batch = rows
 			if err := m.send(); err != nil {
@@ -513,25 +521,26 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 			}
 			rows = m.batch
 		}
-		n := len(rows)
-		rows = rows[:n+1]
-		row := &rows[n]
-		row.TargetID = t
-		switch {
-		case j == len(ncs) || i < len(cs) && cs[i] < ncs[j]:
-			row.ContextID, row.NPos, row.NNeg = cs[i], float64(vs[i])/scale, 0
-			i++
-		case i == len(cs) || ncs[j] < cs[i]:
-			row.ContextID, row.NPos, row.NNeg = ncs[j], 0, float64(nns[j])
-			j++
-		default:
-			row.ContextID, row.NPos, row.NNeg = cs[i], float64(vs[i])/scale, float64(nns[j])
-			i++
-			j++
-		}
+		c, d := cs[i], ncs[j]
+		p, q := b2u(c <= d), b2u(d <= c)
+		rows = append(rows, formats.CountRow{
+			TargetID: t, ContextID: min(c, d),
+			NPos: float64(vs[i]&-p) / scale, NNeg: float64(nns[j] & -q),
+		})
+		i += int(p)
+		j += int(q)
 	}
 	m.batch = rows
 	return nil
+}
+
+// b2u is 1 for true and 0 for false, without a branch.
+func b2u(b bool) uint64 {
+	var x uint64
+	if b {
+		x = 1
+	}
+	return x
 }
 
 // send hands the current batch to the emitter and starts a new one.
