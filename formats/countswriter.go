@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -316,6 +317,8 @@ type countsColumnEncoder struct {
 	lit      literalFrames
 	raw, enc []byte
 	idx      []int32
+	idxBits  int    // bit width of idx's largest index
+	packed   []byte // idx, bit-packed
 }
 
 // countsChunksPerColumn is the number of chunks each column cycles through:
@@ -395,12 +398,7 @@ func (e *countsColumnEncoder) page(p *countsPage) error {
 func (e *countsColumnEncoder) intPage(c *countsChunk, col []int32) error {
 	lo, hi := c.minI, c.maxI
 	for _, x := range col {
-		if x < lo {
-			lo = x
-		}
-		if x > hi {
-			hi = x
-		}
+		lo, hi = min(lo, x), max(hi, x)
 	}
 	c.minI, c.maxI = lo, hi
 	e.raw, _ = new(delta.BinaryPackedEncoding).EncodeInt32(e.raw[:0], col)
@@ -413,9 +411,12 @@ func (e *countsColumnEncoder) floatPage(c *countsChunk, col []float64) error {
 	case e.split:
 		e.raw, _ = new(bytestreamsplit.Encoding).EncodeDouble(e.raw[:0], col)
 		enc = format.ByteStreamSplit
-	case !c.fallback && c.dict.lookup(col, &e.idx):
+	case !c.fallback && c.dict.lookup(col, &e.idx, &e.idxBits):
 		// The dictionary's values give the statistics when the chunk ends.
-		e.raw, _ = new(rle.DictionaryEncoding).EncodeInt32(e.raw[:0], e.idx)
+		// The page is what rle.DictionaryEncoding writes: the bit width,
+		// then the indices; lookup found the width on its way.
+		e.packed, _ = (&rle.Encoding{BitWidth: e.idxBits}).EncodeInt32(e.packed, e.idx)
+		e.raw = append(append(e.raw[:0], byte(e.idxBits)), e.packed...)
 		return e.dataPage(c, len(col), format.RLEDictionary)
 	default:
 		e.raw = appendPlainDoubles(e.raw[:0], col)
@@ -655,9 +656,9 @@ func (d *countsDict) reset() {
 }
 
 // lookup sets *idx to the dictionary indices of vals, adding new values,
-// and reports false, leaving the dictionary as it was, when they would not
-// fit.
-func (d *countsDict) lookup(vals []float64, idx *[]int32) bool {
+// and *bitWidth to the bit width of the largest index; it reports false,
+// leaving the dictionary as it was, when the values would not fit.
+func (d *countsDict) lookup(vals []float64, idx *[]int32, bitWidth *int) bool {
 	if d.small == nil {
 		d.small = make([]int32, countsSmallDict)
 		d.other = make(map[uint64]int32)
@@ -666,12 +667,15 @@ func (d *countsDict) lookup(vals []float64, idx *[]int32) bool {
 	out := slices.Grow((*idx)[:0], len(vals))[:len(vals)]
 	*idx = out
 	small := d.small
+	// The bit width of the largest index is that of all indices or-ed.
+	var bitsOf int32
 	for i, v := range vals {
 		// The loop keeps to the common case, a whole number already in
 		// the dictionary; index, out of line, does the rest.
 		if k, ok := smallKey(v); ok {
 			if j := small[k]; j > 0 {
 				out[i] = j - 1
+				bitsOf |= j - 1
 				continue
 			}
 		}
@@ -681,7 +685,9 @@ func (d *countsDict) lookup(vals []float64, idx *[]int32) bool {
 			return false
 		}
 		out[i] = j
+		bitsOf |= j
 	}
+	*bitWidth = bits.Len32(uint32(bitsOf))
 	return true
 }
 
