@@ -179,19 +179,31 @@ func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.To
 	return counters[0], nil
 }
 
-// tokenBatch is the tokens of one batch of documents, back to back.
+// tokenBatch is one batch of documents as ids into its own distinct
+// tokens, which are listed in the order of their first appearance in the
+// batch, with their counts.
 type tokenBatch struct {
-	text    []byte
-	ends    []int32 // token i is text[ends[i-1]:ends[i]]
+	ids     []uint32 // the batch's ids, then the stream's
 	docLens []int32
-	ids     []uint32
+	text    []byte  // the distinct tokens, back to back
+	ends    []int32 // distinct token i is text[ends[i-1]:ends[i]]
+	counts  []int64
+	global  []uint32 // the stream's id of each distinct token
 }
 
-// tokenizeToStream counts the tokens of r and writes them to stream as ids.
-// The tokenizers segment batches in parallel; one goroutine then numbers
-// the tokens in corpus order, so that the ids, and the stream's bytes, do
-// not depend on the number of threads. With one tokenizer, it numbers them
-// as it segments them.
+// tokenizeToStream counts the tokens of r and writes them to stream as ids,
+// which number the distinct tokens in the order of their first appearance
+// in the corpus, so that the ids, and the stream's bytes, do not depend on
+// the number of threads. With one tokenizer, it numbers the tokens as it
+// segments them. With more, each worker numbers the tokens of a batch in a
+// small table of the batch's own, and one goroutine takes the batches in
+// corpus order, looks up only each batch's distinct tokens in the
+// corpus-wide Counter, and renumbers the batch through an array. A token
+// new to the corpus is new to its batch, and a batch lists its new tokens
+// in the order they appear, so the ids come out in order of first
+// appearance. The goroutine in order so does a tenth of the hash lookups
+// it would do for every token, and the workers copy only the distinct
+// tokens to it.
 func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, stream *formats.TokenStreamWriter) (*tokenize.Counter, error) {
 	counter := tokenize.NewCounter()
 	toks := make([][][]byte, len(tokenizers))
@@ -212,26 +224,39 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 		})
 		return counter, err
 	}
+	locals := make([]*tokenize.Counter, len(tokenizers))
+	for w := range locals {
+		locals[w] = tokenize.NewCounter()
+	}
 	err := fanOutOrdered(ctx, r, len(tokenizers), func(w int, b *input.Batch, tb *tokenBatch) error {
-		tb.text, tb.ends, tb.docLens = tb.text[:0], tb.ends[:0], tb.docLens[:0]
+		local := locals[w]
+		local.Reset()
+		tb.ids, tb.docLens, tb.text, tb.ends = tb.ids[:0], tb.docLens[:0], tb.text[:0], tb.ends[:0]
 		for _, doc := range b.Docs {
 			toks[w] = tokenizers[w].Tokens(toks[w][:0], doc)
 			for _, t := range toks[w] {
-				tb.text = append(tb.text, t...)
-				tb.ends = append(tb.ends, int32(len(tb.text)))
+				tb.ids = append(tb.ids, local.AddID(t))
 			}
 			tb.docLens = append(tb.docLens, int32(len(toks[w])))
 		}
+		for id := range local.Len() {
+			tb.text = append(tb.text, local.Token(id)...)
+			tb.ends = append(tb.ends, int32(len(tb.text)))
+		}
+		tb.counts = append(tb.counts[:0], local.Counts()...)
 		return nil
 	}, func(tb *tokenBatch) error {
-		ids := tb.ids[:0]
+		global := tb.global[:0]
 		start := int32(0)
-		for _, end := range tb.ends {
-			ids = append(ids, counter.AddID(tb.text[start:end]))
+		for i, end := range tb.ends {
+			global = append(global, counter.AddCountID(tb.text[start:end], tb.counts[i]))
 			start = end
 		}
-		tb.ids = ids
-		return stream.WriteChunk(tb.docLens, ids)
+		tb.global = global
+		for i, id := range tb.ids {
+			tb.ids[i] = global[id]
+		}
+		return stream.WriteChunk(tb.docLens, tb.ids)
 	})
 	return counter, err
 }

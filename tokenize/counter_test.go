@@ -119,6 +119,65 @@ func TestCounterMatchesNaive(t *testing.T) {
 	}
 }
 
+// TestCounterIDsAndReset checks AddID and AddCountID against ids numbered
+// by first appearance in a map, on Zipf tokens of 1 to 13 bytes (so that
+// the cache of short tokens' ids sees every kind of hit, miss and
+// eviction), then again after Reset, which must forget everything.
+func TestCounterIDsAndReset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := NewCounter()
+	for round := range 3 {
+		toks := randomTokens(rng, 50000)
+		for i := range toks {
+			if i%5 == 0 {
+				// Longer than the 7 bytes a slot holds inline.
+				toks[i] = append(toks[i], "-longer"...)
+			}
+		}
+		ids := map[string]uint32{}
+		counts := map[string]int64{}
+		for i, tok := range toks {
+			n := int64(1)
+			var got uint32
+			if i%3 == 0 {
+				n = int64(1 + i%7)
+				got = c.AddCountID(tok, n)
+			} else {
+				got = c.AddID(tok)
+			}
+			want, ok := ids[string(tok)]
+			if !ok {
+				want = uint32(len(ids))
+				ids[string(tok)] = want
+			}
+			counts[string(tok)] += n
+			if got != want {
+				t.Fatalf("round %d, token %d %q: id %d, want %d", round, i, tok, got, want)
+			}
+		}
+		if c.Len() != len(ids) {
+			t.Fatalf("round %d: Len %d, want %d", round, c.Len(), len(ids))
+		}
+		for tok, id := range ids {
+			if got := string(c.Token(int(id))); got != tok {
+				t.Fatalf("round %d: Token(%d) = %q, want %q", round, id, got, tok)
+			}
+			if got := c.Counts()[id]; got != counts[tok] {
+				t.Fatalf("round %d: count of %q = %d, want %d", round, tok, got, counts[tok])
+			}
+		}
+		c.Reset()
+		if c.Len() != 0 || len(c.Counts()) != 0 {
+			t.Fatalf("round %d: after Reset, Len %d and %d counts", round, c.Len(), len(c.Counts()))
+		}
+		for tok := range ids {
+			if n := c.Count([]byte(tok)); n != 0 {
+				t.Fatalf("round %d: after Reset, Count(%q) = %d", round, tok, n)
+			}
+		}
+	}
+}
+
 func TestCounterAddDoesNotAllocate(t *testing.T) {
 	toks := toBytes("the", "cat", "sat", "on", "the", "mat")
 	c := NewCounter()

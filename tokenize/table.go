@@ -60,6 +60,12 @@ func slotsFor(n int) int {
 
 func (t *strtab) len() int { return len(t.ends) }
 
+// reset empties the table, keeping its memory.
+func (t *strtab) reset() {
+	clear(t.slots)
+	t.arena, t.ends = t.arena[:0], t.ends[:0]
+}
+
 func (t *strtab) str(i int) []byte {
 	start := 0
 	if i > 0 {
