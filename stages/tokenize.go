@@ -201,9 +201,9 @@ type tokenBatch struct {
 // corpus-wide Counter, and renumbers the batch through an array. A token
 // new to the corpus is new to its batch, and a batch lists its new tokens
 // in the order they appear, so the ids come out in order of first
-// appearance. The goroutine in order so looks up 6 % of the tokens (the
-// distinct tokens of 1 MiB batches of bench-raw), and the workers copy it
-// only those.
+// appearance. The goroutine in order so looks up about 6 % of the tokens
+// (the distinct tokens of 1 MiB batches of bench-raw), and the workers
+// copy it only those.
 func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, stream *formats.TokenStreamWriter) (*tokenize.Counter, error) {
 	counter := tokenize.NewCounter()
 	toks := make([][][]byte, len(tokenizers))
