@@ -503,11 +503,11 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 		m.batch = rows
 		return nil
 	}
-	// Rows are written in place rather than appended: they are most of
-	// what the merge moves. Whether a row comes from the positives, the
-	// negatives or both is as good as random, so the merge takes both
-	// sides' next contexts and steps through arithmetic, not branches;
-	// a sentinel context beyond every id ends each side.
+	// Rows go straight into the batch, whose room is checked first: they
+	// are most of what the merge moves. Whether a row comes from the
+	// positives, the negatives or both is as good as random, so the merge
+	// takes both sides' next contexts and steps through arithmetic, not
+	// branches; a sentinel context beyond every id ends each side.
 	ni, nj := len(cs), len(ncs)
 	cs, vs = append(cs, math.MaxInt32), append(vs, 0)
 	ncs, nns = append(ncs, math.MaxInt32), append(nns, 0)

@@ -32,7 +32,8 @@ import (
 // a merge running on several cores.
 //
 // The layout is plain Parquet: version 1 data pages of required columns
-// (no levels), zstd-compressed; one dictionary page per dictionary-encoded
+// (no levels), zstd-compressed (as Huffman-coded literals alone where
+// countsColumns says so); one dictionary page per dictionary-encoded
 // column chunk; chunk statistics (min, max, null count) with type-defined
 // column order. A dictionary is capped at countsMaxDict entries per row
 // group; later pages of that chunk are written PLAIN, as other writers fall
@@ -485,7 +486,7 @@ func (e *countsColumnEncoder) compress(codec format.CompressionCodec, literals b
 // dataPage compresses e.raw as a data page of n values and appends it to
 // the chunk.
 func (e *countsColumnEncoder) dataPage(c *countsChunk, n int, enc format.Encoding) error {
-	// Dictionary indices and delta-coded ids gain nothing from matches.
+	// Pages of plain or byte-stream-split doubles keep zstd's matches.
 	literals := countsColumns[e.col].literals && (enc == format.RLEDictionary || enc == format.DeltaBinaryPacked)
 	body := e.compress(c.codec, literals)
 	h := format.PageHeader{
@@ -509,13 +510,14 @@ func (e *countsColumnEncoder) dataPage(c *countsChunk, n int, enc format.Encodin
 }
 
 // countsColumns describes the columns. Where literals is set, the pages
-// of dictionary indices and of delta-coded ids are compressed as Huffman-
-// coded literals alone (see literalFrames). On bench-raw's counts that
-// made the count stage 6 % cheaper than klauspost's fastest level (median
-// of the ratios of 8 alternating rounds) and the file 6 % smaller. The context ids, bit-packed deltas close to random
-// bits, shrink by 8 % that way; zstd's matches gained only 2 % on them, for
-// a third of its time on the file, so they used to be stored uncompressed.
-// The target ids, long runs of one id, keep the matches, which shrink them
+// of dictionary indices and of delta-coded ids are compressed as
+// Huffman-coded literals alone (see literalFrames). On bench-raw's counts
+// that made the count stage 6 % cheaper than klauspost's fastest level
+// (median of the ratios of 8 alternating rounds) and the file 6 % smaller.
+// The context ids, bit-packed deltas close to random bits, shrink by 8 %
+// that way; zstd's matches gained only 2 % on them, for a third of its
+// time on the file, so they used to be stored uncompressed. The target
+// ids, long runs of one id, keep the matches, which shrink them
 // eight-fold.
 var countsColumns = [4]struct {
 	name     string
