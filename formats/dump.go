@@ -163,10 +163,17 @@ func dumpTokenStream(w io.Writer, path string, opt DumpOptions) error {
 		return err
 	}
 	defer s.Close()
-	fmt.Fprintf(w, "token stream (%s): %d distinct tokens, %d bytes of documents\n", TokenStreamSchema, len(s.Tokens), s.ChunkBytes())
+	fmt.Fprintf(w, "token stream (%s): %d distinct tokens, %d bytes of documents\n", TokenStreamSchema, s.DictLen, s.ChunkBytes())
 	writeMeta(w, s.kv, opt)
 	if opt.Rows == 0 {
 		return nil
+	}
+	tokens := make([]string, 0, s.DictLen)
+	if err := s.Dictionary(func(_ int, tok []byte, _ int64) error {
+		tokens = append(tokens, string(tok))
+		return nil
+	}); err != nil {
+		return err
 	}
 	fmt.Fprintln(w, "documents (ordinal: tokens):")
 	var c TokenChunk
@@ -185,7 +192,7 @@ func dumpTokenStream(w io.Writer, path string, opt DumpOptions) error {
 			}
 			toks := make([]string, n)
 			for i, id := range ids[:n] {
-				toks[i] = s.Tokens[id]
+				toks[i] = tokens[id]
 			}
 			ids = ids[n:]
 			fmt.Fprintf(w, "  %d: %s\n", c.DocSeq+int64(d), strings.Join(toks, " "))

@@ -212,22 +212,25 @@ func (w *TokenStreamWriter) Close(meta Meta, tokens [][]byte, counts []int64) (e
 // Abort discards the file. It does nothing after Close.
 func (w *TokenStreamWriter) Abort() { w.f.Abort() }
 
-// TokenStream reads a token stream. Its dictionary and metadata are read
-// when it is opened; chunks are then read in order with NextChunk and
-// decoded, possibly on other goroutines, with TokenChunk.Decode.
+// TokenStream reads a token stream. Its metadata is read and its trailer
+// checked when it is opened; chunks are then read in order with NextChunk
+// and decoded, possibly on other goroutines, with TokenChunk.Decode. The
+// dictionary stays in the file: Dictionary reads it through, so that
+// memory does not grow with the number of distinct tokens.
 type TokenStream struct {
 	Path string
 	// Meta holds the metadata; Config, Inputs and Stats as json.RawMessage.
 	Meta Meta
-	// Tokens and Counts are the dictionary: the token and the corpus count
-	// of each id.
-	Tokens []string
-	Counts []int64
+	// DictLen is the number of distinct tokens, the ids being 0 to
+	// DictLen-1.
+	DictLen int
 	// Size is the file's size in bytes.
 	Size int64
 
 	f        *os.File
 	off, end int64 // next chunk, and where the chunks end
+	trailer  int64 // where the trailer starts
+	dict     int64 // where the dictionary's first entry starts
 	docSeq   int64
 	kv       map[string]string
 }
@@ -275,18 +278,115 @@ func openTokenStream(f *os.File, path string) (*TokenStream, error) {
 	if start < int64(len(tokensMagic)) || start > s.Size-tokensFooter {
 		return nil, s.errorf(s.Size-tokensFooter, "trailer offset %d outside the file", start)
 	}
-	t := make([]byte, s.Size-tokensFooter-start)
-	if _, err := f.ReadAt(t, start); err != nil {
+	s.trailer = start
+	// The trailer is read through twice, and not kept: first for its
+	// checksum, then to parse the metadata and check the dictionary.
+	h := crc32.New(castagnoli)
+	if _, err := io.Copy(h, s.trailerReader(start)); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if crc32.Checksum(t, castagnoli) != binary.LittleEndian.Uint32(foot[8:]) {
+	if h.Sum32() != binary.LittleEndian.Uint32(foot[8:]) {
 		return nil, s.errorf(start, "the trailer's checksum does not match")
 	}
-	if err := s.parseTrailer(t, start); err != nil {
+	if err := s.parseTrailer(); err != nil {
 		return nil, err
 	}
 	s.off, s.end = int64(len(tokensMagic)), start
 	return s, nil
+}
+
+// trailerReader reads the file from off to the trailer's end.
+func (s *TokenStream) trailerReader(off int64) *bufio.Reader {
+	return bufio.NewReaderSize(io.NewSectionReader(s.f, off, s.Size-tokensFooter-off), 64<<10)
+}
+
+// trailerCursor reads uvarints and byte strings from the trailer, keeping
+// the offset of the next byte for error messages.
+type trailerCursor struct {
+	r   *bufio.Reader
+	off int64 // file offset of the next byte
+	end int64 // the trailer's end
+	buf []byte
+	err error // a read error other than the trailer's end
+}
+
+// uvarint returns the next uvarint, or false when the trailer holds none
+// at the cursor, which it then leaves where it was, for the message, or
+// when reading failed (c.err).
+func (c *trailerCursor) uvarint() (uint64, bool) {
+	var x uint64
+	for i := range binary.MaxVarintLen64 {
+		b, err := c.r.ReadByte()
+		if err != nil {
+			if err != io.EOF {
+				c.err = err
+			}
+			return 0, false
+		}
+		if b < 0x80 {
+			if i == binary.MaxVarintLen64-1 && b > 1 {
+				return 0, false
+			}
+			c.off += int64(i + 1)
+			return x | uint64(b)<<(7*i), true
+		}
+		x |= uint64(b&0x7f) << (7 * i)
+	}
+	return 0, false
+}
+
+// bytes returns the next n bytes, valid until the next call; n must not
+// exceed what is left.
+func (c *trailerCursor) bytes(n int) ([]byte, error) {
+	c.buf = slices.Grow(c.buf[:0], n)[:n]
+	if _, err := io.ReadFull(c.r, c.buf); err != nil {
+		return nil, err
+	}
+	c.off += int64(n)
+	return c.buf, nil
+}
+
+func (c *trailerCursor) left() uint64 { return uint64(c.end - c.off) }
+
+// malformed returns the error of a trailer that does not parse at off, or
+// the read error that stopped the cursor.
+func (s *TokenStream) malformed(c *trailerCursor, off int64, format string, args ...any) error {
+	if c.err != nil {
+		return fmt.Errorf("%s: %w", s.Path, c.err)
+	}
+	return s.errorf(off, format, args...)
+}
+
+// Dictionary calls fn with every distinct token's id, bytes (valid during
+// the call only) and corpus count, in the order of the ids, reading them
+// from the file; it stops at fn's first error and returns it.
+func (s *TokenStream) Dictionary(fn func(id int, token []byte, count int64) error) error {
+	c := &trailerCursor{r: s.trailerReader(s.dict), off: s.dict, end: s.Size - tokensFooter}
+	return s.readDictionary(c, s.DictLen, fn)
+}
+
+// readDictionary reads n entries at c, checking each.
+func (s *TokenStream) readDictionary(c *trailerCursor, n int, fn func(id int, token []byte, count int64) error) error {
+	for i := range n {
+		l, ok := c.uvarint()
+		if !ok || l > c.left() {
+			return s.malformed(c, c.off, "dictionary entry %d: bad length", i)
+		}
+		tok, err := c.bytes(int(l))
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Path, err)
+		}
+		n, ok := c.uvarint()
+		if !ok || n > 1<<62 {
+			return s.malformed(c, c.off, "dictionary entry %d: bad count", i)
+		}
+		if fn != nil {
+			if err := fn(i, tok, int64(n)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // varints reads uvarints from b, starting at p.
@@ -309,43 +409,38 @@ func (v *varints) next() (uint64, bool) {
 	return x, true
 }
 
-func (s *TokenStream) parseTrailer(t []byte, start int64) error {
-	r := varints{b: t}
-	n, ok := r.next()
-	if !ok || n > uint64(len(t)-r.p) {
-		return s.errorf(start, "bad metadata length")
+// parseTrailer reads the metadata and checks the dictionary, keeping only
+// its length and where it starts.
+func (s *TokenStream) parseTrailer() error {
+	start := s.trailer
+	c := &trailerCursor{r: s.trailerReader(start), off: start, end: s.Size - tokensFooter}
+	n, ok := c.uvarint()
+	if !ok || n > c.left() {
+		return s.malformed(c, start, "bad metadata length")
+	}
+	js, err := c.bytes(int(n))
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Path, err)
 	}
 	var kv map[string]string
-	if err := json.Unmarshal(t[r.p:r.p+int(n)], &kv); err != nil {
+	if err := json.Unmarshal(js, &kv); err != nil {
 		return s.errorf(start, "metadata: %v", err)
 	}
-	r.p += int(n)
 	s.kv = kv
 	s.Meta = metaFromLookup(func(k string) (string, bool) { v, ok := kv[k]; return v, ok })
 	if s.Meta.Schema != TokenStreamSchema {
 		return s.errorf(start, "schema %q, want %q", s.Meta.Schema, TokenStreamSchema)
 	}
-	nt, ok := r.next()
-	if !ok || nt > uint64(len(t)-r.p)/2 {
-		return s.errorf(start, "bad dictionary length")
+	nt, ok := c.uvarint()
+	if !ok || nt > c.left()/2 {
+		return s.malformed(c, start, "bad dictionary length")
 	}
-	s.Tokens = make([]string, nt)
-	s.Counts = make([]int64, nt)
-	for i := range s.Tokens {
-		l, ok := r.next()
-		if !ok || l > uint64(len(t)-r.p) {
-			return s.errorf(start+int64(r.p), "dictionary entry %d: bad length", i)
-		}
-		s.Tokens[i] = string(t[r.p : r.p+int(l)])
-		r.p += int(l)
-		c, ok := r.next()
-		if !ok || c > 1<<62 {
-			return s.errorf(start+int64(r.p), "dictionary entry %d: bad count", i)
-		}
-		s.Counts[i] = int64(c)
+	s.DictLen, s.dict = int(nt), c.off
+	if err := s.readDictionary(c, s.DictLen, nil); err != nil {
+		return err
 	}
-	if r.p != len(t) {
-		return s.errorf(start+int64(r.p), "%d stray bytes after the dictionary", len(t)-r.p)
+	if c.off != c.end {
+		return s.errorf(c.off, "%d stray bytes after the dictionary", c.end-c.off)
 	}
 	return nil
 }
@@ -443,7 +538,7 @@ func (c *TokenChunk) Decode() error {
 		c.IDs = make([]uint32, 0, nids)
 	}
 	ids := c.IDs[:nids]
-	limit := uint64(len(s.Tokens))
+	limit := uint64(s.DictLen)
 	for i := range ids {
 		// One or two bytes, the common cases, inline: next is not inlined.
 		var v uint64

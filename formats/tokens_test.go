@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -262,13 +263,20 @@ func TestTokenStreamRoundTrip(t *testing.T) {
 	}
 
 	// The dictionary.
-	if len(s.Tokens) != dictSize || len(s.Counts) != dictSize {
-		t.Fatalf("dictionary of %d tokens and %d counts, want %d", len(s.Tokens), len(s.Counts), dictSize)
+	tokens, counts := tsDictionary(t, s)
+	if s.DictLen != dictSize || len(tokens) != dictSize {
+		t.Fatalf("dictionary of %d tokens (DictLen %d), want %d", len(tokens), s.DictLen, dictSize)
 	}
 	for i := range dictSize {
-		if s.Tokens[i] != string(want.tokens[i]) || s.Counts[i] != want.counts[i] {
-			t.Fatalf("dictionary entry %d = %q, %d; want %q, %d", i, s.Tokens[i], s.Counts[i], want.tokens[i], want.counts[i])
+		if tokens[i] != string(want.tokens[i]) || counts[i] != want.counts[i] {
+			t.Fatalf("dictionary entry %d = %q, %d; want %q, %d", i, tokens[i], counts[i], want.tokens[i], want.counts[i])
 		}
+	}
+	// Dictionary stops at its callback's first error.
+	stop := errors.New("stop")
+	calls := 0
+	if err := s.Dictionary(func(int, []byte, int64) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Errorf("Dictionary after a callback error: %v after %d calls, want %v after 1", err, calls, stop)
 	}
 
 	// The metadata: Config, Inputs and Stats come back as the JSON written.
@@ -380,8 +388,8 @@ func TestTokenStreamEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", stage, err)
 	}
-	if len(got) != 0 || len(s.Tokens) != 0 || len(s.Counts) != 0 {
-		t.Errorf("read %d chunks and %d tokens from an empty stream", len(got), len(s.Tokens))
+	if len(got) != 0 || s.DictLen != 0 {
+		t.Errorf("read %d chunks and %d tokens from an empty stream", len(got), s.DictLen)
 	}
 	if s.ChunkBytes() != 0 {
 		t.Errorf("ChunkBytes() = %d, want 0", s.ChunkBytes())
@@ -913,10 +921,20 @@ func tsFuzzCheck(t *testing.T, path string, data []byte) {
 		}
 		return
 	}
-	if s.Size != int64(len(data)) || s.Meta.Schema != TokenStreamSchema || len(s.Counts) != len(s.Tokens) {
-		t.Fatalf("Size %d of %d bytes, schema %q, %d tokens with %d counts", s.Size, len(data), s.Meta.Schema, len(s.Tokens), len(s.Counts))
+	if s.Size != int64(len(data)) || s.Meta.Schema != TokenStreamSchema {
+		t.Fatalf("Size %d of %d bytes, schema %q", s.Size, len(data), s.Meta.Schema)
 	}
-	for i, n := range s.Counts {
+	// tsRead closed it.
+	s, err = OpenTokenStream(path)
+	if err != nil {
+		t.Fatalf("reopening: %v", err)
+	}
+	defer s.Close()
+	tokens, counts := tsDictionary(t, s)
+	if len(tokens) != s.DictLen {
+		t.Fatalf("dictionary of %d tokens, DictLen %d", len(tokens), s.DictLen)
+	}
+	for i, n := range counts {
 		if n < 0 {
 			t.Fatalf("count %d of token %d", n, i)
 		}
@@ -937,8 +955,8 @@ func tsFuzzCheck(t *testing.T, path string, data []byte) {
 			t.Fatalf("chunk %d: documents of %d tokens but %d ids", i, sum, len(c.ids))
 		}
 		for _, id := range c.ids {
-			if int64(id) >= int64(len(s.Tokens)) {
-				t.Fatalf("chunk %d: id %d outside the dictionary of %d", i, id, len(s.Tokens))
+			if int64(id) >= int64(s.DictLen) {
+				t.Fatalf("chunk %d: id %d outside the dictionary of %d", i, id, s.DictLen)
 			}
 		}
 		off += c.bytes
@@ -946,5 +964,79 @@ func tsFuzzCheck(t *testing.T, path string, data []byte) {
 	}
 	if off-8 != s.ChunkBytes() {
 		t.Fatalf("chunks of %d bytes, ChunkBytes() = %d", off-8, s.ChunkBytes())
+	}
+}
+
+// tsDictionary reads the stream's dictionary, which OpenTokenStream has
+// checked, so that reading it must not fail.
+func tsDictionary(t testing.TB, s *TokenStream) (tokens []string, counts []int64) {
+	t.Helper()
+	err := s.Dictionary(func(id int, tok []byte, n int64) error {
+		if id != len(tokens) {
+			t.Fatalf("Dictionary called with id %d after %d tokens", id, len(tokens))
+		}
+		tokens, counts = append(tokens, string(tok)), append(counts, n)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Dictionary of a stream that opened: %v", err)
+	}
+	return tokens, counts
+}
+
+// TestTokenStreamDictionaryNotHeld opens a stream of 300,000 distinct
+// tokens: the open stream must not hold its dictionary (about 10 MB as Go
+// strings and counts) on the heap, only its length, so that count's memory
+// does not grow with the corpus's distinct tokens. Reading the dictionary
+// after the file is closed fails with the read error, not as a malformed
+// stream.
+func TestTokenStreamDictionaryNotHeld(t *testing.T) {
+	const distinct = 300_000
+	path := filepath.Join(t.TempDir(), "many.tokens")
+	w, err := CreateTokenStream(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, counts := make([][]byte, distinct), make([]int64, distinct)
+	ids := make([]uint32, distinct)
+	for i := range tokens {
+		tokens[i], counts[i], ids[i] = fmt.Appendf(nil, "t%06d", i), 1, uint32(i)
+	}
+	if err := w.WriteChunk([]int32{distinct}, ids); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(Meta{}, tokens, counts); err != nil {
+		t.Fatal(err)
+	}
+	tokens, counts, ids = nil, nil, nil
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, err := OpenTokenStream(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 1<<20 {
+		t.Errorf("the open stream holds %d bytes of heap; want under 1 MiB for a dictionary of %d tokens", grew, distinct)
+	}
+	if s.DictLen != distinct {
+		t.Errorf("DictLen %d, want %d", s.DictLen, distinct)
+	}
+	n := 0
+	if err := s.Dictionary(func(id int, tok []byte, c int64) error {
+		if want := fmt.Sprintf("t%06d", id); string(tok) != want || c != 1 || id != n {
+			return fmt.Errorf("entry %d: %q, %d; want %q, 1", id, tok, c, want)
+		}
+		n++
+		return nil
+	}); err != nil || n != distinct {
+		t.Fatalf("Dictionary: %d entries, %v", n, err)
+	}
+	s.Close()
+	if err := s.Dictionary(func(int, []byte, int64) error { return nil }); err == nil || errors.Is(err, ErrTokenStream) {
+		t.Errorf("Dictionary of a closed stream: %v; want the read error", err)
 	}
 }

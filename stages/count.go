@@ -447,17 +447,22 @@ func countStream(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, ind
 		return nil, fmt.Errorf("%s was tokenized with %s but the vocabulary %s with %s; write the stream and the vocabulary in one pwe tokenize run",
 			cfg.Tokens, was, cfg.Vocab, want)
 	}
-	// vocab[i] is the vocabulary id of stream id i, or -1.
-	vocab := make([]int32, len(s.Tokens))
-	for i, t := range s.Tokens {
-		vocab[i], _ = index.ID([]byte(t))
+	// vocab[i] is the vocabulary id of stream id i, or -1. The dictionary
+	// is read through rather than held: it has every distinct token of the
+	// corpus, which the vocabulary and the memory budget do not bound.
+	vocab := make([]int32, s.DictLen)
+	if err := s.Dictionary(func(id int, tok []byte, _ int64) error {
+		vocab[id], _ = index.ID(tok)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	if p := cfg.Progress; p != nil {
 		p.SetTotal(s.ChunkBytes())
 	}
 	for _, wk := range workers {
 		if wk.oovTokens != nil {
-			wk.oovByID = make([]int64, len(s.Tokens))
+			wk.oovByID = make([]int64, s.DictLen)
 		}
 	}
 	err = fanOutFrom(ctx, len(workers), func(c *formats.TokenChunk) (bool, error) {
@@ -508,14 +513,18 @@ func countStream(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, ind
 	}
 	stats.Documents, stats.Tokens, stats.InvalidUTF8 = docs, tokens, ts.InvalidUTF8
 	if wk := workers[0]; wk.oovTokens != nil {
-		for i, t := range s.Tokens {
+		err := s.Dictionary(func(id int, tok []byte, _ int64) error {
 			var n int64
 			for _, o := range workers {
-				n += o.oovByID[i]
+				n += o.oovByID[id]
 			}
 			if n > 0 {
-				wk.oovTokens.AddCount([]byte(t), n)
+				wk.oovTokens.AddCount(tok, n)
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	<-fpDone

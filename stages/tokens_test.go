@@ -122,6 +122,14 @@ func checkStreamAgainstText(t *testing.T, path, corpus string) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	var dict []string
+	var dictCounts []int64
+	if err := s.Dictionary(func(_ int, tok []byte, n int64) error {
+		dict, dictCounts = append(dict, string(tok)), append(dictCounts, n)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var got [][]string
 	chunks := 0
 	for {
@@ -144,7 +152,7 @@ func checkStreamAgainstText(t *testing.T, path, corpus string) {
 		for _, n := range c.DocLens {
 			var doc []string
 			for _, id := range ids[:n] {
-				doc = append(doc, s.Tokens[id])
+				doc = append(doc, dict[id])
 			}
 			got = append(got, doc)
 			ids = ids[n:]
@@ -169,12 +177,12 @@ func checkStreamAgainstText(t *testing.T, path, corpus string) {
 			counts[tok]++
 		}
 	}
-	if !reflect.DeepEqual(s.Tokens, order) {
-		t.Errorf("dictionary is not in order of first appearance: %q..., want %q...", s.Tokens[:min(5, len(s.Tokens))], order[:min(5, len(order))])
+	if !reflect.DeepEqual(dict, order) {
+		t.Errorf("dictionary is not in order of first appearance: %q..., want %q...", dict[:min(5, len(dict))], order[:min(5, len(order))])
 	}
-	for i, tok := range s.Tokens {
-		if s.Counts[i] != counts[tok] {
-			t.Errorf("dictionary count of %q is %d, want %d", tok, s.Counts[i], counts[tok])
+	for i, tok := range dict {
+		if dictCounts[i] != counts[tok] {
+			t.Errorf("dictionary count of %q is %d, want %d", tok, dictCounts[i], counts[tok])
 		}
 	}
 }
