@@ -247,6 +247,27 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		cc.Seed = AppendSeed(cfg.Seed, prior.inputs)
 	}
 
+	var stream *formats.TokenStream
+	if cfg.Tokens != "" {
+		if stream, err = formats.OpenTokenStream(cfg.Tokens); err != nil {
+			return CountStats{}, err
+		}
+		defer stream.Close()
+		// The map from the stream's ids to the vocabulary, and when
+		// appending the OOV counts per id and worker, live beside the
+		// counter's tables: they come off its budget (as MovieLens's
+		// tables do, down to the smallest budget the counter takes).
+		reserve := 4 * int64(stream.DictLen)
+		if prior != nil {
+			reserve += 8 * int64(stream.DictLen) * int64(cfg.Threads)
+		}
+		if reserve > cc.Memory/2 {
+			return CountStats{}, fmt.Errorf("%s: its dictionary of %d distinct tokens needs %d bytes of the memory budget of %d; raise --memory",
+				cfg.Tokens, stream.DictLen, reserve, cc.Memory)
+		}
+		cc.Memory = max(cc.Memory-reserve, counts.MinMemory)
+	}
+
 	// The tables are sized to the budget and live until the end, so a memory
 	// limit makes the collector work harder rather than let garbage push the
 	// process past the budget.
@@ -268,7 +289,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	var stats CountStats
 	var corpus []input.Fingerprint
 	if cfg.Tokens != "" {
-		corpus, err = countStream(ctx, cfg, tcfg, index, workers, &stats)
+		corpus, err = countStream(ctx, cfg, stream, tcfg, index, workers, &stats)
 	} else {
 		corpus, err = countText(ctx, cfg, tcfg, index, workers, &stats)
 	}
@@ -408,10 +429,10 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 	return r.Fingerprints(), nil
 }
 
-// countStream counts the token stream cfg.Tokens, whose tokenizer settings
-// must be tcfg, those of the vocabulary; it returns the fingerprints of the
-// stream's corpus and of the stream itself.
-func countStream(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index *tokenize.Index, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
+// countStream counts the token stream s, opened from cfg.Tokens, whose
+// tokenizer settings must be tcfg, those of the vocabulary; it returns the
+// fingerprints of the stream's corpus and of the stream itself.
+func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream, tcfg TokenizerConfig, index *tokenize.Index, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
 	// The fingerprint reads the whole file once more: on a goroutine of its
 	// own, it overlaps the reading of the vocabulary map and the counting
 	// instead of delaying them.
@@ -423,11 +444,6 @@ func countStream(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, ind
 		fp, fpErr = input.FingerprintFile(cfg.Tokens)
 	}()
 	defer func() { <-fpDone }()
-	s, err := formats.OpenTokenStream(cfg.Tokens)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
 	var made TokenizeConfig
 	var corpus []input.Fingerprint
 	var ts TokenizeStats
@@ -465,7 +481,7 @@ func countStream(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, ind
 			wk.oovByID = make([]int64, s.DictLen)
 		}
 	}
-	err = fanOutFrom(ctx, len(workers), func(c *formats.TokenChunk) (bool, error) {
+	err := fanOutFrom(ctx, len(workers), func(c *formats.TokenChunk) (bool, error) {
 		ok, err := s.NextChunk(c)
 		if ok && cfg.Progress != nil {
 			cfg.Progress.Add(c.Bytes)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pwe-project/pwe/counts"
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/tokenize"
 )
@@ -342,6 +343,34 @@ func TestCountTokenStreamRefused(t *testing.T) {
 			}
 			assertNoOutput(t, filepath.Dir(cfg.Output))
 		})
+	}
+}
+
+// TestCountTokenStreamBudget checks that the map from a stream's ids to
+// the vocabulary comes off count's memory budget: 40,000 distinct tokens
+// need 160,000 bytes, more than half of the smallest budget, which is
+// refused with the numbers, and fit a budget of 1 MiB.
+func TestCountTokenStreamBudget(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "many.txt")
+	var b strings.Builder
+	for i := range 40000 {
+		fmt.Fprintf(&b, "w%05d common", i)
+		b.WriteString(map[bool]string{true: "\n\n", false: " "}[i%10 == 9])
+	}
+	if err := os.WriteFile(corpus, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vocab, tokens := tokenizeWithStream(t, dir, corpus, 1)
+	cfg := CountConfig{Tokens: tokens, Vocab: vocab, Output: filepath.Join(dir, "out", "counts.parquet"), Memory: counts.MinMemory}
+	_, err := Count(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "40001 distinct tokens needs 160004 bytes") || !strings.Contains(err.Error(), "--memory") {
+		t.Fatalf("count with the smallest budget: %v; want the dictionary's share of the budget refused", err)
+	}
+	assertNoOutput(t, filepath.Dir(cfg.Output))
+	cfg.Memory = 1 << 20
+	if _, err := Count(context.Background(), cfg); err != nil {
+		t.Fatalf("count with 1 MiB: %v", err)
 	}
 }
 
