@@ -3,7 +3,6 @@ package tokenize
 import (
 	"bytes"
 	"slices"
-	"unsafe"
 )
 
 // A Counter counts how often each distinct token occurs. It is not safe for
@@ -27,8 +26,11 @@ type Counter struct {
 	recent *[recentSize]recentEntry
 }
 
-// recentSize entries of 16 bytes: 64 KiB.
-const recentSize = 1 << 12
+// The cache has recentSize entries of 16 bytes: 64 KiB.
+const (
+	recentBits = 12
+	recentSize = 1 << recentBits
+)
 
 type recentEntry struct {
 	body uint64 // 0 for an empty entry: a token's body has a non-zero length
@@ -73,7 +75,7 @@ func (c *Counter) add(tok []byte, n int64) int {
 	var body uint64
 	if len(tok) <= maxInline {
 		body = inlineBody(tok)
-		e = &c.recent[(body*0x9E3779B97F4A7C15)>>(64-12)]
+		e = &c.recent[(body*0x9E3779B97F4A7C15)>>(64-recentBits)]
 		if e.body == body {
 			c.counts[e.id] += n
 			return int(e.id)
@@ -120,7 +122,7 @@ func (c *Counter) Count(tok []byte) int64 {
 
 // MemoryBytes returns the memory the Counter holds, in bytes.
 func (c *Counter) MemoryBytes() int {
-	return c.tab.memory() + 8*cap(c.counts) + int(unsafe.Sizeof(*c.recent))
+	return c.tab.memory() + 8*cap(c.counts) + 16*recentSize
 }
 
 // An Entry is a vocabulary token and its count.
