@@ -303,36 +303,38 @@ func (s *TokenStream) trailerReader(off int64) *bufio.Reader {
 // trailerCursor reads uvarints and byte strings from the trailer, keeping
 // the offset of the next byte for error messages.
 type trailerCursor struct {
-	r   *bufio.Reader
-	off int64 // file offset of the next byte
-	end int64 // the trailer's end
-	buf []byte
-	err error // a read error other than the trailer's end
+	r    *bufio.Reader
+	off  int64 // file offset of the next byte
+	end  int64 // the trailer's end
+	read int64 // bytes taken by ReadByte
+	buf  []byte
+	err  error // a read error other than the trailer's end
+}
+
+// ReadByte reads through the buffer, counting the bytes and keeping a
+// read error other than the trailer's end, for binary.ReadUvarint.
+func (c *trailerCursor) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	switch {
+	case err == nil:
+		c.read++
+	case err != io.EOF:
+		c.err = err
+	}
+	return b, err
 }
 
 // uvarint returns the next uvarint, or false when the trailer holds none
 // at the cursor, which it then leaves where it was, for the message, or
 // when reading failed (c.err).
 func (c *trailerCursor) uvarint() (uint64, bool) {
-	var x uint64
-	for i := range binary.MaxVarintLen64 {
-		b, err := c.r.ReadByte()
-		if err != nil {
-			if err != io.EOF {
-				c.err = err
-			}
-			return 0, false
-		}
-		if b < 0x80 {
-			if i == binary.MaxVarintLen64-1 && b > 1 {
-				return 0, false
-			}
-			c.off += int64(i + 1)
-			return x | uint64(b)<<(7*i), true
-		}
-		x |= uint64(b&0x7f) << (7 * i)
+	before := c.read
+	x, err := binary.ReadUvarint(c)
+	if err != nil {
+		return 0, false
 	}
-	return 0, false
+	c.off += c.read - before
+	return x, true
 }
 
 // bytes returns the next n bytes, valid until the next call; n must not
