@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 )
 
 // strtab interns byte strings: it numbers distinct strings 0, 1, 2, ... in
@@ -14,6 +15,11 @@ import (
 // them.
 type strtab struct {
 	slots []slot
+	// shift makes a hash's top bits the index of its home slot: h >> shift.
+	// The slots keep the top 32 bits of their string's hash, so a growing
+	// table moves them without hashing the strings again, in nearly the
+	// order it reads them.
+	shift uint
 	arena []byte
 	ends  []int // string i is arena[ends[i-1]:ends[i]], with ends[-1] = 0
 	seed  maphash.Seed
@@ -24,7 +30,9 @@ type strtab struct {
 // for longer ones: each of those would be another cache miss.
 type slot struct {
 	// head is 0 for an empty slot, or the top 32 bits of the string's hash
-	// and its number plus one, so that most mismatches are rejected at once.
+	// and its number plus one, so that most mismatches are rejected at once
+	// (the bits that chose the home slot tell nothing there, but the rest
+	// do).
 	head uint64
 	// body is the string's length in the low byte (longLen for 255 bytes or
 	// more) above which come the bytes themselves, for up to 7 bytes, or
@@ -45,7 +53,7 @@ const (
 
 func newStrtab(n int) strtab {
 	t := strtab{seed: maphash.MakeSeed()}
-	t.slots = make([]slot, slotsFor(n))
+	t.setSlots(slotsFor(n))
 	t.ends = make([]int, 0, n)
 	return t
 }
@@ -57,6 +65,19 @@ func slotsFor(n int) int {
 	}
 	return s
 }
+
+// setSlots gives t n empty slots, n a power of two.
+func (t *strtab) setSlots(n int) {
+	if n > 1<<32 {
+		// The home slot's index must come from the 32 bits a slot keeps.
+		panic("tokenize: more than 3<<30 distinct strings")
+	}
+	t.slots = make([]slot, n)
+	t.shift = uint(64 - bits.TrailingZeros(uint(n)))
+}
+
+// home returns the index of the first slot to probe for hash h.
+func (t *strtab) home(h uint64) uint64 { return h >> t.shift }
 
 func (t *strtab) len() int { return len(t.ends) }
 
@@ -98,7 +119,7 @@ func (t *strtab) find(b []byte, h uint64) (slot, id int) {
 	n := len(b)
 	if n <= maxInline {
 		body := inlineBody(b)
-		for i := h & mask; ; i = (i + 1) & mask {
+		for i := t.home(h); ; i = (i + 1) & mask {
 			s := &t.slots[i]
 			if s.head == 0 {
 				return int(i), -1
@@ -109,7 +130,7 @@ func (t *strtab) find(b []byte, h uint64) (slot, id int) {
 		}
 	}
 	lenByte := uint64(min(n, longLen))
-	for i := h & mask; ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.head == 0 {
 			return int(i), -1
@@ -156,16 +177,22 @@ func (t *strtab) slotOf(id int, h uint64) slot {
 	return s
 }
 
+// rehash doubles the slots. Old slot i's strings have their homes at new
+// slots 2i and 2i+1, give or take the probing, so the new slots are written
+// almost in order.
 func (t *strtab) rehash() {
-	t.slots = make([]slot, 2*len(t.slots))
+	old := t.slots
+	t.setSlots(2 * len(old))
 	mask := uint64(len(t.slots) - 1)
-	for id := range t.ends {
-		h := t.hash(t.str(id))
-		i := h & mask
+	for _, s := range old {
+		if s.head == 0 {
+			continue
+		}
+		i := t.home(s.head)
 		for t.slots[i].head != 0 {
 			i = (i + 1) & mask
 		}
-		t.slots[i] = t.slotOf(id, h)
+		t.slots[i] = s
 	}
 }
 
