@@ -2,6 +2,8 @@ package tokenize
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"slices"
 )
 
@@ -136,74 +138,86 @@ type Entry struct {
 // ties in ascending byte order of the token. The index of an entry is its
 // token id. The order depends only on the counts, so counters merged in any
 // order give the same vocabulary.
+//
+// A histogram of the counts gives the count of the last token to keep, so
+// only the tokens counted at least that often are sorted, and they are
+// sorted on keys that hold the count and the token's first 8 bytes, which
+// settle most comparisons without reading the tokens.
 func (c *Counter) Vocabulary(maxVocab int, minCount int64) []Entry {
-	var ids []int
-	if maxVocab <= 0 || maxVocab >= len(c.counts) {
-		for id, n := range c.counts {
-			if n >= minCount {
-				ids = append(ids, id)
-			}
+	least := c.kthCount(maxVocab, minCount)
+	var keys []rankKey
+	for id, n := range c.counts {
+		if n >= least {
+			keys = append(keys, rankKey{count: n, prefix: prefix8(c.tab.str(id)), id: int32(id)})
 		}
-	} else {
-		ids = c.top(maxVocab, minCount)
 	}
-	slices.SortFunc(ids, func(a, b int) int {
-		if c.before(a, b) {
-			return -1
+	slices.SortFunc(keys, func(a, b rankKey) int {
+		switch {
+		case a.count != b.count:
+			return cmp.Compare(b.count, a.count)
+		case a.prefix != b.prefix:
+			return cmp.Compare(a.prefix, b.prefix)
 		}
-		return 1
+		return bytes.Compare(c.tab.str(int(a.id)), c.tab.str(int(b.id)))
 	})
-	out := make([]Entry, len(ids))
-	for k, id := range ids {
-		out[k] = Entry{Token: string(c.tab.str(id)), Count: c.counts[id]}
+	if maxVocab > 0 && len(keys) > maxVocab {
+		keys = keys[:maxVocab]
+	}
+	out := make([]Entry, len(keys))
+	for k, key := range keys {
+		out[k] = Entry{Token: string(c.tab.str(int(key.id))), Count: key.count}
 	}
 	return out
 }
 
-// before reports whether token a ranks before token b in the vocabulary.
-// Distinct ids hold distinct tokens, so the order is total.
-func (c *Counter) before(a, b int) bool {
-	if ca, cb := c.counts[a], c.counts[b]; ca != cb {
-		return ca > cb
-	}
-	return bytes.Compare(c.tab.str(a), c.tab.str(b)) < 0
+// rankKey orders tokens for Vocabulary.
+type rankKey struct {
+	count  int64
+	prefix uint64 // the token's first 8 bytes, big-endian, padded with zeros
+	id     int32
 }
 
-// top returns, unordered, the k first-ranked tokens counted at least minCount
-// times, in O(n log k) time where sorting all n would take O(n log n): it
-// keeps the best k seen so far in a binary heap whose root ranks last.
-func (c *Counter) top(k int, minCount int64) []int {
-	h := make([]int, 0, k)
-	for id, n := range c.counts {
-		switch {
-		case n < minCount:
-		case len(h) < k:
-			h = append(h, id)
-			for i := len(h) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !c.before(h[p], h[i]) {
-					break
-				}
-				h[i], h[p] = h[p], h[i]
-				i = p
-			}
-		case c.before(id, h[0]):
-			h[0] = id
-			for i := 0; ; {
-				m, l := i, 2*i+1
-				if l < len(h) && c.before(h[m], h[l]) {
-					m = l
-				}
-				if r := l + 1; r < len(h) && c.before(h[m], h[r]) {
-					m = r
-				}
-				if m == i {
-					break
-				}
-				h[i], h[m] = h[m], h[i]
-				i = m
-			}
+// prefix8 returns b's first 8 bytes as a big-endian number, padded with
+// zero bytes: numbers that differ order their tokens as bytes.Compare does,
+// and equal ones leave it to the bytes (b and b+"\x00" share a prefix).
+func prefix8(b []byte) uint64 {
+	var p [8]byte
+	copy(p[:], b)
+	return binary.BigEndian.Uint64(p[:])
+}
+
+// histCap bounds the histogram kthCount builds: counts from histCap up share
+// its last bucket and are sorted only if the k-th count falls among them.
+const histCap = 1 << 12
+
+// kthCount returns the count of the k-th most frequent token if it is at
+// least minCount and positive; otherwise minCount, which then keeps every
+// token counted that often.
+func (c *Counter) kthCount(k int, minCount int64) int64 {
+	if k <= 0 || k >= len(c.counts) {
+		return minCount
+	}
+	var hist [histCap + 1]int
+	for _, n := range c.counts {
+		if n >= minCount && n > 0 {
+			hist[min(n, histCap)]++
 		}
 	}
-	return h
+	if hist[histCap] >= k {
+		var big []int64
+		for _, n := range c.counts {
+			if n >= histCap {
+				big = append(big, n)
+			}
+		}
+		slices.Sort(big)
+		return max(big[len(big)-k], minCount)
+	}
+	seen := hist[histCap]
+	for n := histCap - 1; n > 0; n-- {
+		if seen += hist[n]; seen >= k {
+			return max(int64(n), minCount)
+		}
+	}
+	return minCount
 }

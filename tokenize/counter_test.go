@@ -44,6 +44,32 @@ func TestVocabularyOrder(t *testing.T) {
 	}
 }
 
+// TestVocabularyLongTies ranks tokens of equal count that share their first
+// 8 bytes, or differ only by trailing NUL bytes, which the sort keys' padded
+// prefixes cannot tell apart, against the naive order.
+func TestVocabularyLongTies(t *testing.T) {
+	toks := []string{"abcdefghij", "abcdefghi", "abcdefgh", "abcdefgh\x00", "abcdefgh\x00\x00x",
+		"abc", "abc\x00", "ab\x00\x00", "abcdefgz", "\x00", "zz", "abcdefghij\xff"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var stream [][]byte
+	for i, tok := range toks {
+		for range 2 + i%3 {
+			stream = append(stream, []byte(tok))
+		}
+	}
+	rng.Shuffle(len(stream), func(i, j int) { stream[i], stream[j] = stream[j], stream[i] })
+	c := NewCounter()
+	c.Add(stream)
+	for _, k := range []int{0, 1, 3, 5, 8, 11, 12, 20} {
+		for _, minCount := range []int64{0, 3, 4, 5} {
+			want := naiveVocabulary([][][]byte{stream}, k, minCount)
+			if got := c.Vocabulary(k, minCount); !slices.Equal(got, want) {
+				t.Errorf("Vocabulary(%d, %d) = %v, want %v", k, minCount, got, want)
+			}
+		}
+	}
+}
+
 // randomTokens draws n tokens from a Zipf-like law over a few thousand
 // strings, some of them prefixes of others.
 func randomTokens(rng *rand.Rand, n int) [][]byte {
