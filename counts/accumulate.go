@@ -20,7 +20,7 @@ type Accumulator struct {
 	// overflowed is set when a dense count was buffered instead.
 	overflowed bool
 	tri        []int    // hi*(hi+1)/2
-	buf        []uint64 // packed keys lo<<(idBits+dBits) | hi<<dBits | d
+	buf        []uint64 // packed keys hi<<(idBits+dBits) | lo<<dBits | d
 	tmp        []uint64
 	perm       []uint32
 	hist       []uint32 // per-target counts for the transposed section
@@ -123,7 +123,7 @@ func (a *Accumulator) count(seq []int32) error {
 	dense, tri, wt := a.dense, a.tri, a.wt32
 	buf := a.buf
 	n := a.n
-	loShift := c.idBits + c.dBits
+	hiShift := c.idBits + c.dBits
 	dBits := c.dBits
 	dMask := uint64(1)<<dBits - 1
 	pairs := int64(0)
@@ -174,7 +174,7 @@ func (a *Accumulator) count(seq []int32) error {
 				}
 				a.overflowed = true
 			}
-			buf[n] = uint64(lo)<<loShift | uint64(hi)<<dBits | uint64(d)&dMask
+			buf[n] = uint64(hi)<<hiShift | uint64(lo)<<dBits | uint64(d)&dMask
 			n++
 		}
 	}
@@ -184,9 +184,10 @@ func (a *Accumulator) count(seq []int32) error {
 }
 
 // spill sorts and aggregates the buffered keys and writes them as a run
-// with two sections: the canonical pairs grouped by their smaller id, and
-// the off-diagonal ones transposed, grouped by their larger id. Together
-// they hold every ordered pair once, grouped by target.
+// with two sections: the canonical pairs grouped by their larger id, and
+// the off-diagonal ones transposed, grouped by their smaller id. Together
+// they hold every ordered pair once, grouped by target. The larger id is on
+// top of the keys because radixSort splits on the top bits.
 func (a *Accumulator) spill() error {
 	c := a.c
 	if a.n == 0 {
@@ -233,29 +234,29 @@ func (a *Accumulator) spill() error {
 
 	w.startSection()
 	for i := 0; i < u; {
-		lo := keys[i] >> idBits
+		hi := keys[i] >> idBits
 		j := i + 1
-		for j < u && keys[j]>>idBits == lo {
+		for j < u && keys[j]>>idBits == hi {
 			j++
 		}
-		w.group(int32(lo), j-i)
+		w.group(int32(hi), j-i)
 		prev := uint32(0)
 		for ; i < j; i++ {
-			hi := uint32(keys[i] & idMask)
-			w.entry(hi-prev, vals[i])
-			prev = hi
+			lo := uint32(keys[i] & idMask)
+			w.entry(lo-prev, vals[i])
+			prev = lo
 		}
 	}
 	r.sections = append(r.sections, w.endSection())
 
-	// Transpose by a stable counting sort on the larger id: input sorted
-	// by (lo, hi) comes out sorted by (hi, lo).
+	// Transpose by a stable counting sort on the smaller id: input sorted
+	// by (hi, lo) comes out sorted by (lo, hi).
 	hist := a.hist
 	clear(hist)
 	for _, k := range keys {
-		lo, hi := k>>idBits, k&idMask
-		if lo != hi {
-			hist[hi+1]++
+		hi, lo := k>>idBits, k&idMask
+		if hi != lo {
+			hist[lo+1]++
 		}
 	}
 	for t := 1; t < len(hist); t++ {
@@ -272,10 +273,10 @@ func (a *Accumulator) spill() error {
 		valMask := uint64(1)<<valBits - 1
 		for _, k := range keys {
 			pair := k >> valBits
-			lo, hi := pair>>idBits, pair&idMask
-			if lo != hi {
-				vals[hist[hi]] = lo | (k&valMask)<<32
-				hist[hi]++
+			hi, lo := pair>>idBits, pair&idMask
+			if hi != lo {
+				vals[hist[lo]] = hi | (k&valMask)<<32
+				hist[lo]++
 			}
 		}
 		// hist[h] now ends group h.
@@ -287,34 +288,34 @@ func (a *Accumulator) spill() error {
 			w.group(int32(h), int(end-start))
 			prev := uint32(0)
 			for _, e := range vals[start:end] {
-				lo := uint32(e)
-				w.entry(lo-prev, e>>32)
-				prev = lo
+				hi := uint32(e)
+				w.entry(hi-prev, e>>32)
+				prev = hi
 			}
 			start = end
 		}
 	} else {
 		for i, k := range keys {
-			lo, hi := k>>idBits, k&idMask
-			if lo != hi {
-				a.perm[hist[hi]] = uint32(i)
-				hist[hi]++
+			hi, lo := k>>idBits, k&idMask
+			if hi != lo {
+				a.perm[hist[lo]] = uint32(i)
+				hist[lo]++
 			}
 		}
 		m := int(hist[len(hist)-1])
 		for i := 0; i < m; {
-			hi := keys[a.perm[i]] & idMask
+			lo := keys[a.perm[i]] & idMask
 			j := i + 1
-			for j < m && keys[a.perm[j]]&idMask == hi {
+			for j < m && keys[a.perm[j]]&idMask == lo {
 				j++
 			}
-			w.group(int32(hi), j-i)
+			w.group(int32(lo), j-i)
 			prev := uint32(0)
 			for ; i < j; i++ {
 				k := a.perm[i]
-				lo := uint32(keys[k] >> idBits)
-				w.entry(lo-prev, vals[k])
-				prev = lo
+				hi := uint32(keys[k] >> idBits)
+				w.entry(hi-prev, vals[k])
+				prev = hi
 			}
 		}
 	}
