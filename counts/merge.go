@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"runtime"
 	"slices"
 	"sync/atomic"
 
@@ -60,6 +61,12 @@ func (c *Counter) Finish(ctx context.Context, emit func(rows []formats.CountRow)
 	if err := g.Wait(); err != nil {
 		return st, err
 	}
+	// The pair buffers, most of the budget, are free now. Collect them
+	// before the merge starts allocating: the collector's next goal is
+	// otherwise twice the heap that held them, and the merge's short-lived
+	// batches would spread over that much fresh memory, whose page faults
+	// cost more system time the larger the budget.
+	runtime.GC()
 
 	// Sum the dense tables; with one accumulator there is nothing to sum.
 	var dense []uint64
