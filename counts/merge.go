@@ -120,8 +120,12 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint6
 		outs[p] = make(chan rowBatch, c.ahead)
 		turns[p] = make(chan struct{})
 	}
-	// Emitted batches return to free for reuse.
-	free := make(chan []formats.CountRow, 8*len(mergers))
+	// Emitted batches return to free for reuse. It has room for every
+	// batch that can exist at once: c.ahead holding tokens, as many queued
+	// for the partition being emitted, one being filled by each merger and
+	// one being emitted. A batch dropped for want of room would be garbage,
+	// and each new one 96 KiB to clear.
+	free := make(chan []formats.CountRow, 2*c.ahead+len(mergers)+1)
 	tokens := make(chan struct{}, c.ahead)
 	var next atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)

@@ -8,11 +8,19 @@ import (
 )
 
 // startProfile writes a CPU profile of the command to the file named by
-// PWE_CPUPROFILE, and an execution trace (go tool trace) to the file named
-// by PWE_TRACE, for benchmarking whole commands; the returned function
+// PWE_CPUPROFILE, an execution trace (go tool trace) to the file named by
+// PWE_TRACE, and a profile of its allocations to the file named by
+// PWE_MEMPROFILE, for benchmarking whole commands; the returned function
 // stops them. A profile that cannot start is a warning: the command runs.
 func startProfile(log *slog.Logger) func() {
 	stopCPU := startCPUProfile(log)
+	if path := os.Getenv("PWE_MEMPROFILE"); path != "" {
+		stop := stopCPU
+		stopCPU = func() {
+			stop()
+			writeAllocsProfile(log, path)
+		}
+	}
 	path := os.Getenv("PWE_TRACE")
 	if path == "" {
 		return stopCPU
@@ -56,5 +64,22 @@ func startCPUProfile(log *slog.Logger) func() {
 		if err := f.Close(); err != nil {
 			log.Warn("cpu profile: " + err.Error())
 		}
+	}
+}
+
+// writeAllocsProfile writes the allocations made so far (go tool pprof
+// -sample_index=alloc_space) to path.
+func writeAllocsProfile(log *slog.Logger, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Warn("memory profile: " + err.Error())
+		return
+	}
+	err = pprof.Lookup("allocs").WriteTo(f, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		log.Warn("memory profile: " + err.Error())
 	}
 }
