@@ -68,7 +68,7 @@ func slotsFor(n int) int {
 
 // setSlots gives t n empty slots, n a power of two.
 func (t *strtab) setSlots(n int) {
-	if n > 1<<32 {
+	if uint64(n) > 1<<32 {
 		// The home slot's index must come from the 32 bits a slot keeps.
 		panic("tokenize: more than 3<<30 distinct strings")
 	}
