@@ -397,11 +397,7 @@ func (e *countsColumnEncoder) page(p *countsPage) error {
 }
 
 func (e *countsColumnEncoder) intPage(c *countsChunk, col []int32) error {
-	lo, hi := c.minI, c.maxI
-	for _, x := range col {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	c.minI, c.maxI = lo, hi
+	c.minI, c.maxI = int32Range(col, c.minI, c.maxI)
 	e.raw, _ = new(delta.BinaryPackedEncoding).EncodeInt32(e.raw[:0], col)
 	return e.dataPage(c, len(col), format.DeltaBinaryPacked)
 }
@@ -720,6 +716,27 @@ func (d *countsDict) index(v float64) (int32, bool) {
 }
 
 // foldRange folds values into the range (lo, hi) and the NaN flag.
+// int32Range widens [lo, hi] to hold every value of col. It keeps four
+// running ranges over interleaved values: one range would make each
+// comparison wait for the one before, and this loop ran at a quarter of the
+// speed (10 % of the count stage on bench-raw).
+func int32Range(col []int32, lo, hi int32) (int32, int32) {
+	l0, l1, l2, l3 := lo, lo, lo, lo
+	h0, h1, h2, h3 := hi, hi, hi, hi
+	for len(col) >= 4 {
+		x := col[:4:4]
+		l0, h0 = min(l0, x[0]), max(h0, x[0])
+		l1, h1 = min(l1, x[1]), max(h1, x[1])
+		l2, h2 = min(l2, x[2]), max(h2, x[2])
+		l3, h3 = min(l3, x[3]), max(h3, x[3])
+		col = col[4:]
+	}
+	for _, x := range col {
+		l0, h0 = min(l0, x), max(h0, x)
+	}
+	return min(l0, l1, l2, l3), max(h0, h1, h2, h3)
+}
+
 func foldRange(values []float64, lo, hi float64, nan bool) (float64, float64, bool) {
 	for _, x := range values {
 		if x < lo {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -268,4 +269,32 @@ func BenchmarkCountsWriter(b *testing.B) {
 	st, _ := os.Stat(p)
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*len(rows)), "cpu-ns/row")
 	b.ReportMetric(float64(st.Size())/float64(len(rows)), "B/row")
+}
+
+// TestInt32Range compares int32Range with a plain loop on slices of every
+// length up to 9 (each remainder of the four-way loop), with the extremes
+// in every position.
+func TestInt32Range(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for n := range 10 {
+		for trial := range 50 {
+			col := make([]int32, n)
+			for i := range col {
+				col[i] = int32(rng.Uint32())
+			}
+			if n > 0 && trial%5 == 0 {
+				col[rng.IntN(n)] = math.MinInt32
+				col[rng.IntN(n)] = math.MaxInt32
+			}
+			lo0, hi0 := int32(rng.IntN(1000)-500), int32(rng.IntN(1000)-500)
+			lo0, hi0 = min(lo0, hi0), max(lo0, hi0)
+			lo, hi := lo0, hi0
+			for _, x := range col {
+				lo, hi = min(lo, x), max(hi, x)
+			}
+			if gotLo, gotHi := int32Range(col, lo0, hi0); gotLo != lo || gotHi != hi {
+				t.Fatalf("int32Range(%v, %d, %d) = %d, %d; want %d, %d", col, lo0, hi0, gotLo, gotHi, lo, hi)
+			}
+		}
+	}
 }
