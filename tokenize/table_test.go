@@ -12,15 +12,21 @@ import (
 // the same bytes with one changed, one added or one removed, including zero
 // bytes, which an inline slot must not confuse with padding.
 //
-// With the constant hash every string has the same tag and home slot, so
-// that only the rest of the slot tells strings apart.
+// With a constant hash every string has the same tag and home slot, so
+// that only the rest of the slot tells strings apart; with the home slot
+// the last one, every probe wraps around. Each table is sized for every
+// string or grows from the smallest size, which its rehashes must survive:
+// they take the home slots from the hash bits the slots keep, so they
+// follow the hash used here, not the table's own.
 func TestStrtabLengths(t *testing.T) {
-	for _, constant := range []bool{false, true} {
-		testStrtabLengths(t, constant)
+	for _, hash := range []uint64{0, 42 << 32, ^uint64(0) &^ 0xffffffff} {
+		for _, presize := range []bool{true, false} {
+			testStrtabLengths(t, hash, presize)
+		}
 	}
 }
 
-func testStrtabLengths(t *testing.T, constantHash bool) {
+func testStrtabLengths(t *testing.T, constantHash uint64, presize bool) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	alphabet := []byte{0, 1, 'a', 'b', 0xff}
 	var strs [][]byte
@@ -37,11 +43,13 @@ func testStrtabLengths(t *testing.T, constantHash bool) {
 			}
 		}
 	}
-	// Sized for every string, so that no rehash (by the real hash) happens.
-	tab := newStrtab(len(strs))
+	tab := newStrtab(0)
+	if presize {
+		tab = newStrtab(len(strs))
+	}
 	hash := tab.hash
-	if constantHash {
-		hash = func([]byte) uint64 { return 42 << 32 }
+	if constantHash != 0 {
+		hash = func([]byte) uint64 { return constantHash }
 	}
 	for i, b := range strs {
 		h := hash(b)
