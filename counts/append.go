@@ -40,6 +40,7 @@ type Appender struct {
 	prevNew  formats.CountRow
 	newRows  int64
 	out      []formats.CountRow
+	rowsBuf  []formats.CountRow // AddColumns's rows
 	stats    AppendStats
 	finished bool
 }
@@ -104,6 +105,12 @@ func (a *Appender) peek() (*formats.CountRow, error) {
 		}
 	}
 	return &a.buf[a.pos], nil
+}
+
+// AddColumns merges the next sorted batch of new rows, held as columns.
+func (a *Appender) AddColumns(cols *formats.CountColumns) error {
+	a.rowsBuf = cols.AppendTo(a.rowsBuf[:0])
+	return a.Add(a.rowsBuf)
 }
 
 // Add merges the next sorted batch of new rows.

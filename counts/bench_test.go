@@ -79,8 +79,8 @@ func BenchmarkCount(b *testing.B) {
 				}
 				wg.Wait()
 				var rows int64
-				st, err = c.Finish(context.Background(), func(r []formats.CountRow) error {
-					rows += int64(len(r))
+				st, err = c.Finish(context.Background(), func(b *formats.CountColumns) error {
+					rows += int64(b.Len())
 					return nil
 				})
 				if err != nil {

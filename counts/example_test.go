@@ -20,8 +20,8 @@ func Example() {
 	if err := acc.Add([]int32{0, 1, 0}, 0); err != nil {
 		panic(err)
 	}
-	st, err := c.Finish(context.Background(), func(rows []formats.CountRow) error {
-		for _, r := range rows {
+	st, err := c.Finish(context.Background(), func(b *formats.CountColumns) error {
+		for _, r := range b.AppendTo(nil) {
 			fmt.Printf("%d %d n_pos=%v n_neg=%v\n", r.TargetID, r.ContextID, r.NPos, r.NNeg)
 		}
 		return nil

@@ -151,8 +151,8 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 		}
 	}
 	var rows []formats.CountRow
-	st, err := c.Finish(context.Background(), func(b []formats.CountRow) error {
-		rows = append(rows, b...)
+	st, err := c.Finish(context.Background(), func(b *formats.CountColumns) error {
+		rows = b.AppendTo(rows)
 		return nil
 	})
 	if err != nil {

@@ -19,14 +19,23 @@ import (
 // batchRows is the number of rows handed to emit at a time.
 const batchRows = 4096
 
+// currentBatches bounds the batches of the partition being emitted that
+// are filled or queued but not yet emitted: 1.5 MiB, which stays in cache
+// until the writer copies it. Without the bound, one merger would fill as
+// many as c.ahead batches (44 MB on bench-raw at the default budget)
+// before the writer ran, and the copy found them in memory: 1 % of the
+// count stage on one thread. 4 batches were no cheaper and cost two
+// threads 4 % of their wall time.
+const currentBatches = 16
+
 var errOverflow = errors.New("counts: a pair count overflowed 64 bits; use a smaller corpus, window or weighting scale")
 
 // Finish merges the counts of every accumulator, draws the negatives and
 // calls emit with batches of rows sorted by (target, context). It must be
 // called once, after every Add call has returned. emit must not keep the
-// slice after returning. Temporary files are removed whether Finish
+// batch after returning. Temporary files are removed whether Finish
 // succeeds or not.
-func (c *Counter) Finish(ctx context.Context, emit func(rows []formats.CountRow) error) (Stats, error) {
+func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) error) (Stats, error) {
 	c.mu.Lock()
 	if c.ended {
 		c.mu.Unlock()
@@ -109,8 +118,10 @@ func (c *Counter) Finish(ctx context.Context, emit func(rows []formats.CountRow)
 // being emitted holds its batches until that partition's turn; such
 // batches each take one of c.ahead tokens, which bounds the memory they
 // hold. The partition being emitted needs no token, so the merge cannot
-// stall waiting for one.
-func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint64, emit func([]formats.CountRow) error) error {
+// stall waiting for one; its batches take one of currentBatches slots
+// instead, so that its merger runs only a few batches ahead of the writer,
+// which then copies them while they are still in cache.
+func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint64, emit func(*formats.CountColumns) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nParts := len(c.parts) - 1
@@ -125,8 +136,9 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint6
 	// for the partition being emitted, one being filled by each merger and
 	// one being emitted. A batch dropped for want of room would be garbage,
 	// and each new one 96 KiB to clear.
-	free := make(chan []formats.CountRow, 2*c.ahead+len(mergers)+1)
+	free := make(chan *formats.CountColumns, 2*c.ahead+len(mergers)+1)
 	tokens := make(chan struct{}, c.ahead)
+	slots := make(chan struct{}, currentBatches)
 	var next atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	for _, m := range mergers {
@@ -136,7 +148,7 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint6
 				if p >= nParts {
 					return nil
 				}
-				m.out, m.free, m.turn, m.tokens, m.ctx = outs[p], free, turns[p], tokens, gctx
+				m.out, m.free, m.turn, m.tokens, m.slots, m.ctx = outs[p], free, turns[p], tokens, slots, gctx
 				err := m.newBatch()
 				if err == nil {
 					err = m.partition(p, c.sections(p), dense, m.finalRow)
@@ -161,16 +173,18 @@ emitting:
 				if !ok {
 					continue emitting
 				}
-				if err := emit(b.rows); err != nil {
+				if err := emit(b.cols); err != nil {
 					emitErr = err
 					cancel()
 					break emitting
 				}
 				if b.token {
 					<-tokens
+				} else {
+					<-slots
 				}
 				select {
-				case free <- b.rows:
+				case free <- b.cols:
 				default:
 				}
 			case <-gctx.Done():
@@ -191,7 +205,7 @@ emitting:
 // rowBatch is a batch of output rows; token says it holds one of the
 // merge's look-ahead tokens, to be returned when it is emitted.
 type rowBatch struct {
-	rows  []formats.CountRow
+	cols  *formats.CountColumns
 	token bool
 }
 
@@ -295,10 +309,11 @@ type merger struct {
 
 	ctx         context.Context
 	out         chan rowBatch
-	free        chan []formats.CountRow
+	free        chan *formats.CountColumns
 	turn        chan struct{} // closed when the partition is being emitted
 	tokens      chan struct{}
-	batch       []formats.CountRow
+	slots       chan struct{} // of the batches of the partition being emitted
+	batch       *formats.CountColumns
 	batchToken  bool
 	uniquePairs int64
 	rows        int64
@@ -483,66 +498,134 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 		if rem := lo % c.scale; rem != 0 && r.below(c.scale) < rem {
 			draws++
 		}
+		if m.neg.tallies(draws) {
+			m.neg.aliasTally(&r, draws)
+			return m.tallyRows(t, cs, vs, scale)
+		}
 		ncs, nns = m.neg.sample(&r, draws, negAuto, ncs, nns)
 		m.ncs, m.nns = ncs, nns
 	}
-	rows := m.batch
 	if expected {
 		// K * W_t * P(j) for every j with P(j) > 0.
 		kw := float64(k) * (float64(wsum) / scale)
 		i := 0
 		for j, pj := range c.neg.p {
-			row := formats.CountRow{TargetID: t, ContextID: int32(j)}
+			var npos, nneg float64
 			if i < len(cs) && cs[i] == int32(j) {
-				row.NPos = float64(vs[i]) / scale
+				npos = float64(vs[i]) / scale
 				i++
 			}
 			if pj > 0 {
-				row.NNeg = kw * pj
+				nneg = kw * pj
 			}
-			if row.NPos == 0 && row.NNeg == 0 {
+			if npos == 0 && nneg == 0 {
 				continue
 			}
-			if rows = append(rows, row); len(rows) == batchRows {
-				m.batch = rows
+			if m.batch.Len() == batchRows {
 				if err := m.send(); err != nil {
 					return err
 				}
-				rows = m.batch
 			}
+			b := m.batch
+			b.Target, b.Context = append(b.Target, t), append(b.Context, int32(j))
+			b.NPos, b.NNeg = append(b.NPos, npos), append(b.NNeg, nneg)
 		}
-		m.batch = rows
 		return nil
 	}
-	// Rows go straight into the batch, whose room is checked first: they
-	// are most of what the merge moves. Whether a row comes from the
-	// positives, the negatives or both is as good as random, so the merge
-	// takes both sides' next contexts and steps through arithmetic, not
-	// branches; a sentinel context beyond every id ends each side.
+	// Rows go straight into the batch's columns, resliced to their
+	// capacity, whose room is checked first: they are most of what the
+	// merge moves. Whether a row comes from the positives, the negatives or
+	// both is as good as random, so the merge takes both sides' next
+	// contexts and steps through arithmetic, not branches; a sentinel
+	// context beyond every id ends each side.
 	ni, nj := len(cs), len(ncs)
 	cs, vs = append(cs, math.MaxInt32), append(vs, 0)
 	ncs, nns = append(ncs, math.MaxInt32), append(nns, 0)
 	m.cs, m.vs, m.ncs, m.nns = cs, vs, ncs, nns
+	tg, cx, np, nn, n := m.open()
 	i, j := 0, 0
 	for i < ni || j < nj {
-		if len(rows) == cap(rows) {
-			m.batch = rows
+		if n == batchRows {
+			m.close(tg, cx, np, nn, n)
 			if err := m.send(); err != nil {
 				return err
 			}
-			rows = m.batch
+			tg, cx, np, nn, n = m.open()
 		}
 		c, d := cs[i], ncs[j]
 		p, q := b2u(c <= d), b2u(d <= c)
-		rows = append(rows, formats.CountRow{
-			TargetID: t, ContextID: min(c, d),
-			NPos: float64(vs[i]&-p) / scale, NNeg: float64(nns[j] & -q),
-		})
+		tg[n], cx[n] = t, min(c, d)
+		np[n], nn[n] = float64(vs[i]&-p)/scale, float64(nns[j]&-q)
+		n++
 		i += int(p)
 		j += int(q)
 	}
-	m.batch = rows
+	m.close(tg, cx, np, nn, n)
 	return nil
+}
+
+// tallyRows writes the rows of target t whose negatives were drawn into
+// the negative sampler's tally: the positive counts (cs, vs) join the
+// tally's bitsets, so that one pass over them, in increasing context order,
+// writes every row without comparing the two sides, and leaves the tally
+// empty.
+func (m *merger) tallyRows(t int32, cs []int32, vs []uint64, scale float64) error {
+	tl, pos := m.neg.tally, m.neg.pos
+	bitset, summary, sums := tl.bitset, tl.summary, tl.sums
+	for i, x := range cs {
+		pos[x] = vs[i]
+		w := x >> 6
+		bitset[w] |= 1 << (x & 63)
+		summary[w>>6] |= 1 << (w & 63)
+	}
+	tg, cx, np, nn, n := m.open()
+	for s, sw := range summary {
+		if sw == 0 {
+			continue
+		}
+		summary[s] = 0
+		for sw != 0 {
+			w := s<<6 | bits.TrailingZeros64(sw)
+			sw &= sw - 1
+			word := bitset[w]
+			bitset[w] = 0
+			for word != 0 {
+				j := w<<6 | bits.TrailingZeros64(word)
+				word &= word - 1
+				if n == batchRows {
+					m.close(tg, cx, np, nn, n)
+					if err := m.send(); err != nil {
+						// The tally must be left empty for the next target.
+						clear(summary)
+						clear(bitset)
+						clear(sums)
+						clear(pos)
+						return err
+					}
+					tg, cx, np, nn, n = m.open()
+				}
+				tg[n], cx[n] = t, int32(j)
+				np[n], nn[n] = float64(pos[j])/scale, float64(sums[j])
+				pos[j], sums[j] = 0, 0
+				n++
+			}
+		}
+	}
+	m.close(tg, cx, np, nn, n)
+	return nil
+}
+
+// open returns the current batch's columns at their full length, for
+// writing rows by index, and the number of rows they hold.
+func (m *merger) open() (tg, cx []int32, np, nn []float64, n int) {
+	b := m.batch
+	return b.Target[:batchRows], b.Context[:batchRows], b.NPos[:batchRows], b.NNeg[:batchRows], b.Len()
+}
+
+// close cuts the columns that open returned to their first n rows.
+func (m *merger) close(tg, cx []int32, np, nn []float64, n int) {
+	b := m.batch
+	b.Target, b.Context, b.NPos, b.NNeg = tg[:n], cx[:n], np[:n], nn[:n]
 }
 
 // b2u is 1 for true and 0 for false, without a branch.
@@ -563,17 +646,19 @@ func (m *merger) send() error {
 }
 
 // flush hands the current batch, if not empty, to the emitter; an empty
-// batch returns its token.
+// batch returns its token or slot.
 func (m *merger) flush() error {
 	b := rowBatch{m.batch, m.batchToken}
 	m.batch, m.batchToken = nil, false
-	if len(b.rows) == 0 {
+	if b.cols.Len() == 0 {
 		if b.token {
 			<-m.tokens
+		} else {
+			<-m.slots
 		}
 		return nil
 	}
-	m.rows += int64(len(b.rows))
+	m.rows += int64(b.cols.Len())
 	select {
 	case m.out <- b:
 		return nil
@@ -582,27 +667,35 @@ func (m *merger) flush() error {
 	}
 }
 
-// newBatch starts a batch, taking a token first unless the partition is
-// being emitted.
+// newBatch starts a batch, taking a token first, or a slot if the
+// partition is being emitted.
 func (m *merger) newBatch() error {
+	m.batchToken = false
 	select {
 	case <-m.turn:
-		m.batchToken = false
 	default:
 		select {
 		case m.tokens <- struct{}{}:
 			m.batchToken = true
 		case <-m.turn:
-			m.batchToken = false
+		case <-m.ctx.Done():
+			return m.ctx.Err()
+		}
+	}
+	if !m.batchToken {
+		select {
+		case m.slots <- struct{}{}:
 		case <-m.ctx.Done():
 			return m.ctx.Err()
 		}
 	}
 	select {
 	case b := <-m.free:
-		m.batch = b[:0]
+		b.Reset()
+		m.batch = b
 	default:
-		m.batch = make([]formats.CountRow, 0, batchRows)
+		b := formats.MakeCountColumns(batchRows)
+		m.batch = &b
 	}
 	return nil
 }

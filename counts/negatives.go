@@ -134,10 +134,13 @@ type negSampler struct {
 	t     *negTable
 	draws []int32
 	tally *tally[uint32] // m <= 4.5 V draws fit uint32
+	// pos holds a target's positive counts by context while merger.tallyRows
+	// drains them with the tally; it is zero otherwise.
+	pos []uint64
 }
 
 func newNegSampler(t *negTable) *negSampler {
-	return &negSampler{t: t, tally: newTally[uint32](len(t.p))}
+	return &negSampler{t: t, tally: newTally[uint32](len(t.p)), pos: make([]uint64, len(t.p))}
 }
 
 // sample appends to (cs, ns) the contexts, in increasing order, and the
@@ -147,7 +150,7 @@ func (s *negSampler) sample(r *rng, m uint64, method negMethod, cs []int32, ns [
 		return cs, ns
 	}
 	t := s.t
-	if method == negAlias || method == negAuto && m*costAlias <= uint64(t.last+1)*costBinomial {
+	if method == negAlias || method == negAuto && s.aliasCheaper(m) {
 		if m < sortDrawsMax {
 			s.draws = s.draws[:0]
 			for range m {
@@ -175,6 +178,18 @@ func (s *negSampler) sample(r *rng, m uint64, method negMethod, cs []int32, ns [
 		}
 	}
 	return cs, ns
+}
+
+// aliasCheaper reports whether alias draws cost less than the chain for m
+// draws.
+func (s *negSampler) aliasCheaper(m uint64) bool {
+	return m*costAlias <= uint64(s.t.last+1)*costBinomial
+}
+
+// tallies reports whether sample, in negAuto mode, draws m negatives into
+// the tally, for merger.tallyRows.
+func (s *negSampler) tallies(m uint64) bool {
+	return m >= sortDrawsMax && s.aliasCheaper(m)
 }
 
 // sorted appends the draws as sorted (category, count) pairs.

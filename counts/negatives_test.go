@@ -309,11 +309,11 @@ func TestTempFilesRemoved(t *testing.T) {
 		boom := errors.New("boom")
 		switch ending {
 		case "finish":
-			if _, err := c.Finish(context.Background(), func([]formats.CountRow) error { return nil }); err != nil {
+			if _, err := c.Finish(context.Background(), func(*formats.CountColumns) error { return nil }); err != nil {
 				t.Fatal(err)
 			}
 		case "emit-error":
-			if _, err := c.Finish(context.Background(), func([]formats.CountRow) error { return boom }); !errors.Is(err, boom) {
+			if _, err := c.Finish(context.Background(), func(*formats.CountColumns) error { return boom }); !errors.Is(err, boom) {
 				t.Fatalf("Finish returned %v, want the emit error", err)
 			}
 		case "close":
@@ -386,4 +386,63 @@ func TestParse(t *testing.T) {
 		t.Errorf("explicit zero negatives became %d", n)
 	}
 	_ = fmt.Sprint()
+}
+
+// TestRowsMatchSampler checks the rows Finish writes, which for most
+// targets come from draining the positives together with the tally of
+// alias draws (merger.tallyRows), against the sampler run on its own:
+// every target's negatives must be exactly the draws of its stream, and
+// every row's positive count that of the reference.
+func TestRowsMatchSampler(t *testing.T) {
+	cp := newCorpus(8, 400, 1500, 60, true)
+	const k, seed = 2, 11
+	rows, _ := runCounter(t, Config{Window: 3, Negatives: k, Workers: 2, Seed: seed, TempDir: t.TempDir()},
+		cp.counts, cp.docs, 3, &tuning{dense: 40, bufPairs: 5000})
+	ref, _ := refCounts(cp.docs, 3, Uniform)
+	tbl, _ := newNegTable(cp.counts, 0.75)
+	s := newNegSampler(tbl)
+	byTarget := map[int32][]formats.CountRow{}
+	for _, r := range rows {
+		byTarget[r.TargetID] = append(byTarget[r.TargetID], r)
+	}
+	wi := map[int32]int64{}
+	for key, x := range ref {
+		wi[key[0]] += x.Num().Int64()
+	}
+	tallied := 0
+	for tgt, w := range wi {
+		m := uint64(k * w)
+		if s.tallies(m) {
+			tallied++
+		}
+		r := newRNG(seed, domainNegatives, uint64(tgt))
+		cs, ns := s.sample(&r, m, negAuto, nil, nil)
+		want := map[int32]formats.CountRow{}
+		for i, c := range cs {
+			want[c] = formats.CountRow{TargetID: tgt, ContextID: c, NNeg: float64(ns[i])}
+		}
+		for key, x := range ref {
+			if key[0] == tgt {
+				e := want[key[1]]
+				e.TargetID, e.ContextID = tgt, key[1]
+				e.NPos, _ = x.Float64()
+				want[key[1]] = e
+			}
+		}
+		got := byTarget[tgt]
+		if len(got) != len(want) {
+			t.Fatalf("target %d (%d draws): %d rows, want %d", tgt, m, len(got), len(want))
+		}
+		for _, g := range got {
+			if g != want[g.ContextID] {
+				t.Fatalf("target %d (%d draws): row %+v, want %+v", tgt, m, g, want[g.ContextID])
+			}
+		}
+	}
+	if tallied < 20 {
+		t.Fatalf("only %d targets drew their negatives into the tally", tallied)
+	}
+	if len(byTarget) != len(wi) {
+		t.Fatalf("%d targets with rows, want %d", len(byTarget), len(wi))
+	}
 }

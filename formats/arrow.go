@@ -145,20 +145,20 @@ type encoder[T any] interface {
 // countsEncoder keeps the columns in plain slices reused from batch to
 // batch and hands them to Arrow without copying.
 type countsEncoder struct {
-	countColumns
+	CountColumns
 }
 
-func (e *countsEncoder) add(rows []CountRow) { e.appendRows(rows) }
+func (e *countsEncoder) add(rows []CountRow) { e.AppendRows(rows) }
 
 func (e *countsEncoder) arrays() []arrow.Array {
-	n := e.len()
+	n := e.Len()
 	cols := []arrow.Array{
-		fixedWidth(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(e.target)),
-		fixedWidth(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(e.context)),
-		fixedWidth(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(e.npos)),
-		fixedWidth(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(e.nneg)),
+		fixedWidth(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(e.Target)),
+		fixedWidth(arrow.PrimitiveTypes.Int32, n, arrow.Int32Traits.CastToBytes(e.Context)),
+		fixedWidth(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(e.NPos)),
+		fixedWidth(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(e.NNeg)),
 	}
-	e.reset()
+	e.Reset()
 	return cols
 }
 
@@ -217,8 +217,35 @@ type StreamWriter[T any] struct {
 }
 
 // CreateCountsStream starts an Arrow stream of counts rows on w.
-func CreateCountsStream(w io.Writer, meta Meta) (*StreamWriter[CountRow], error) {
-	return createStream(w, meta, &countsCodec)
+func CreateCountsStream(w io.Writer, meta Meta) (CountsStreamWriter, error) {
+	sw, err := createStream(w, meta, &countsCodec)
+	return CountsStreamWriter{sw}, err
+}
+
+// CountsStreamWriter is a StreamWriter of counts rows that also takes rows
+// held as columns.
+type CountsStreamWriter struct {
+	*StreamWriter[CountRow]
+}
+
+// WriteColumns appends the rows of cols, as Write does.
+func (w CountsStreamWriter) WriteColumns(cols *CountColumns) error {
+	if w.done {
+		return errors.New("formats: write to a closed stream")
+	}
+	enc := w.enc.(*countsEncoder)
+	for i := 0; i < cols.Len(); {
+		n := min(cols.Len()-i, StreamBatchRows-w.pending)
+		enc.appendColumns(cols, i, i+n)
+		w.pending += n
+		i += n
+		if w.pending == StreamBatchRows {
+			if err := w.flush(arrow.Metadata{}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // CreateVocabStream starts an Arrow stream of vocabulary rows on w.

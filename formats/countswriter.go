@@ -54,13 +54,13 @@ const (
 
 // countsPage holds up to countsPageRows rows as columns.
 type countsPage struct {
-	countColumns
+	CountColumns
 	// pending counts the column encoders that have yet to read the page.
 	pending atomic.Int32
 }
 
 func newCountsPage() *countsPage {
-	return &countsPage{countColumns: makeCountColumns(countsPageRows)}
+	return &countsPage{CountColumns: MakeCountColumns(countsPageRows)}
 }
 
 // CountsWriter writes counts.parquet.
@@ -124,7 +124,7 @@ func (w *CountsWriter) encodeColumn(c *countsColumnEncoder) {
 			}
 		}
 		if p.pending.Add(-1) == 0 {
-			p.reset()
+			p.Reset()
 			select {
 			case w.free <- p:
 			default:
@@ -199,10 +199,31 @@ func (w *CountsWriter) Write(rows []CountRow) error {
 	}
 	for len(rows) > 0 {
 		p := w.cur
-		n := min(len(rows), countsPageRows-p.len())
-		p.appendRows(rows[:n])
+		n := min(len(rows), countsPageRows-p.Len())
+		p.AppendRows(rows[:n])
 		rows = rows[n:]
-		if p.len() == countsPageRows {
+		if p.Len() == countsPageRows {
+			if err := w.send(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WriteColumns appends the rows of cols, which must continue the sorted
+// order; it is Write for rows already held as columns, which it copies
+// column by column.
+func (w *CountsWriter) WriteColumns(cols *CountColumns) error {
+	if w.ended {
+		return fmt.Errorf("writing %s: write after Close or Abort", w.file.Name())
+	}
+	for i := 0; i < cols.Len(); {
+		p := w.cur
+		n := min(cols.Len()-i, countsPageRows-p.Len())
+		p.appendColumns(cols, i, i+n)
+		i += n
+		if p.Len() == countsPageRows {
 			if err := w.send(); err != nil {
 				return err
 			}
@@ -262,7 +283,7 @@ func (w *CountsWriter) Close() error {
 	if w.ended {
 		return fmt.Errorf("writing %s: Close after Close or Abort", w.file.Name())
 	}
-	if w.cur.len() > 0 {
+	if w.cur.Len() > 0 {
 		if err := w.send(); err != nil {
 			w.stop()
 			w.file.Abort()
@@ -378,18 +399,18 @@ func (e *countsColumnEncoder) page(p *countsPage) error {
 	var err error
 	switch e.col {
 	case 0:
-		err = e.intPage(c, p.target)
+		err = e.intPage(c, p.Target)
 	case 1:
-		err = e.intPage(c, p.context)
+		err = e.intPage(c, p.Context)
 	case 2:
-		err = e.floatPage(c, p.npos)
+		err = e.floatPage(c, p.NPos)
 	default:
-		err = e.floatPage(c, p.nneg)
+		err = e.floatPage(c, p.NNeg)
 	}
 	if err != nil {
 		return err
 	}
-	c.rows += int64(p.len())
+	c.rows += int64(p.Len())
 	if c.rows >= RowGroupRows {
 		return e.endChunk()
 	}

@@ -298,3 +298,68 @@ func TestInt32Range(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteColumns checks that rows written as columns, in batches of
+// uneven sizes, give the same bytes as the same rows written as rows, for
+// counts.parquet and for a counts stream.
+func TestWriteColumns(t *testing.T) {
+	rows := randomCounts(2*countsPageRows+StreamBatchRows+1234, 7)
+	meta := Meta{CreatedAt: "2026-01-02T03:04:05Z", Config: map[string]int{"window": 5}}
+	sizes := []int{1, 4096, 3 * countsPageRows / 2, 77, countsPageRows}
+	writeCols := func(w interface {
+		WriteColumns(*CountColumns) error
+	}) {
+		var cols CountColumns
+		for i, k := 0, 0; i < len(rows); k++ {
+			n := min(sizes[k%len(sizes)], len(rows)-i)
+			cols.Reset()
+			cols.AppendRows(rows[i : i+n])
+			if err := w.WriteColumns(&cols); err != nil {
+				t.Fatal(err)
+			}
+			i += n
+		}
+	}
+
+	dir := t.TempDir()
+	files := [2]string{filepath.Join(dir, "rows.parquet"), filepath.Join(dir, "cols.parquet")}
+	for i, p := range files {
+		w, err := CreateCounts(p, meta, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			err = w.Write(rows)
+		} else {
+			writeCols(w)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, errA := os.ReadFile(files[0])
+	b, errB := os.ReadFile(files[1])
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("counts.parquet: %d bytes from rows, %d from columns, not the same", len(a), len(b))
+	}
+
+	want := writeCountsStream(t, rows, meta, nil, 5000)
+	var buf bytes.Buffer
+	w, err := CreateCountsStream(&buf, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeCols(w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("counts stream: %d bytes from rows, %d from columns, not the same", len(want), buf.Len())
+	}
+}

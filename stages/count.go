@@ -332,13 +332,13 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		return stats, err
 	}
 	defer out.Abort()
-	emit := out.Write
+	emit := out.WriteColumns
 	var merge *counts.Appender
 	if prior != nil {
 		if merge, err = counts.NewAppender(cc, len(vocab), prior.r, out.Write); err != nil {
 			return stats, err
 		}
-		emit = merge.Add
+		emit = merge.AddColumns
 	}
 	cs, err := counter.Finish(ctx, emit)
 	if err != nil {

@@ -260,7 +260,7 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 		return stats, err
 	}
 	defer out.Abort()
-	cs, err := counter.Finish(ctx, out.Write)
+	cs, err := counter.Finish(ctx, out.WriteColumns)
 	if err != nil {
 		return stats, err
 	}
