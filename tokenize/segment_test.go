@@ -1,8 +1,11 @@
 package tokenize
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"slices"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSegmentTricky(t *testing.T) {
@@ -108,4 +111,50 @@ func FuzzASCIISegment(f *testing.F) {
 			t.Fatalf("SegmentASCII(%q) = %q, library gives %q", data, got, want)
 		}
 	})
+}
+
+// TestSegmentASCIILong compares SegmentASCII with the library on random
+// strings long enough for words to cross the eight-byte steps of
+// asciiWordEnd, drawn mostly from the bytes the rules distinguish, with
+// some non-ASCII bytes, which SegmentASCII must treat as punctuation
+// without misreading the bytes next to them; and the tokens of their ASCII
+// versions with the reference tokenizer's.
+func TestSegmentASCIILong(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("aaaazZZ00099__:..'',;  \t\r\n-#@[`{/\x00\x7f")
+	for range 20000 {
+		s := make([]byte, 1+r.IntN(40))
+		for i := range s {
+			s[i] = alphabet[r.IntN(len(alphabet))]
+			if r.IntN(12) == 0 {
+				s[i] = byte(r.IntN(256))
+			}
+		}
+		ascii := bytes.Clone(s)
+		for i, c := range ascii {
+			if c >= utf8.RuneSelf {
+				ascii[i] = '-'
+			}
+		}
+		got := segments(SegmentASCII, s)
+		if want := librarySegments(string(ascii)); !segmentsMatch(got, want) {
+			t.Fatalf("SegmentASCII(%q) = %q; on the text with punctuation for non-ASCII bytes the library gives %q", s, got, want)
+		}
+		// The classes asciiWordEnd reports decide which words are kept
+		// and which are folded.
+		compareWithReference(t, Options{}, ascii)
+	}
+}
+
+// segmentsMatch reports whether two segmentations have the same lengths.
+func segmentsMatch(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return false
+		}
+	}
+	return true
 }
