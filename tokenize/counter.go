@@ -18,7 +18,7 @@ import (
 // corpus (323 thousand distinct tokens of 9 bytes on average) that came to
 // 54 bytes per distinct token, against 63 for a map[string]int32 and a slice
 // of counts (BenchmarkCounterMemory). A cache of short tokens' ids adds a
-// fixed 64 KiB.
+// fixed 256 KiB.
 type Counter struct {
 	tab    strtab
 	counts []int64
@@ -28,9 +28,12 @@ type Counter struct {
 	recent *[recentSize]recentEntry
 }
 
-// The cache has recentSize entries of 16 bytes: 64 KiB.
+// The cache has recentSize entries of 16 bytes: 256 KiB. On bench-raw, 86 %
+// of the tokens are short; the cache finds 94.5 % of those, against 88 % with
+// 4096 entries, which made tokenize 2 % slower on one thread. A second cache
+// for tokens of 8 to 16 bytes, found 65 % of the time, saved nothing.
 const (
-	recentBits = 12
+	recentBits = 14
 	recentSize = 1 << recentBits
 )
 
