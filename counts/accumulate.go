@@ -227,7 +227,7 @@ func (a *Accumulator) spill() error {
 	if err != nil {
 		return err
 	}
-	r := &run{f: f}
+	r := &run{f: f, split: true}
 	w := newRunWriter(f, c.parts, a.wbuf)
 	idBits := c.idBits
 	idMask := uint64(1)<<idBits - 1

@@ -366,11 +366,15 @@ func (m *merger) partition(p int, secs []section, dense []uint64, sink func(t in
 		if t < f {
 			cs, vs = denseRow(dense, t, f, cs, vs)
 		}
-		k, which := 0, 0
+		// k groups hold target t; below and above count those of spill
+		// sections, whose contexts lie at or below t and above it.
+		k, which, below, above := 0, 0, 0, 0
 		for i := range cur {
 			if !cur[i].done && cur[i].t == t {
 				k++
 				which = i
+				below += int(b2u(cur[i].contexts == upToTarget))
+				above += int(b2u(cur[i].contexts == aboveTarget))
 			}
 		}
 		var err error
@@ -388,6 +392,16 @@ func (m *merger) partition(p int, secs []section, dense []uint64, sink func(t in
 			cs, vs = m.combine(tc, tv, cs[:0], vs[:0])
 		case k == 1:
 			cs, vs, err = cur[which].appendGroup(cs, vs)
+		case k == 2 && below == 1 && above == 1:
+			// One spill's two halves of the row, in order; the dense row,
+			// if any, holds only contexts below them.
+			for _, want := range [2]contextRange{upToTarget, aboveTarget} {
+				for i := range cur {
+					if err == nil && !cur[i].done && cur[i].t == t && cur[i].contexts == want {
+						cs, vs, err = cur[i].appendGroup(cs, vs)
+					}
+				}
+			}
 		case k > 1:
 			tc, tv := m.tc[:0], m.tv[:0]
 			for i := range cur {

@@ -21,16 +21,33 @@ import (
 type run struct {
 	f        *os.File
 	sections [][]int64 // per section: offsets of partitions 0..P, then the end
+	// split says the run is a spill's: its first section holds each
+	// target's contexts up to the target itself, its second those above.
+	split bool
 }
 
 // section is one partition of one run section: bytes [start, end) of f.
 type section struct {
 	f          *os.File
 	start, end int64
+	contexts   contextRange
 }
 
+// contextRange says which contexts of a target a section's groups hold.
+type contextRange uint8
+
+const (
+	anyContexts contextRange = iota
+	upToTarget               // contexts <= target
+	aboveTarget              // contexts > target
+)
+
 func (r *run) section(s, p int) section {
-	return section{f: r.f, start: r.sections[s][p], end: r.sections[s][p+1]}
+	sec := section{f: r.f, start: r.sections[s][p], end: r.sections[s][p+1]}
+	if r.split {
+		sec.contexts = upToTarget + contextRange(s)
+	}
+	return sec
 }
 
 // runWriter encodes groups into a file, recording partition offsets.
@@ -111,10 +128,12 @@ type cursor struct {
 	n       int   // entries of the current group
 	done    bool
 	corrupt bool
+	// contexts is the section's: which contexts of a target its groups hold.
+	contexts contextRange
 }
 
 func (c *cursor) reset(s section, buf []byte) error {
-	*c = cursor{r: s.f, off: s.start, end: s.end, buf: buf[:0]}
+	*c = cursor{r: s.f, off: s.start, end: s.end, buf: buf[:0], contexts: s.contexts}
 	return c.nextGroup()
 }
 
