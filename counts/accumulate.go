@@ -21,14 +21,17 @@ type Accumulator struct {
 	overflowed bool
 	tri        []int    // hi*(hi+1)/2
 	buf        []uint64 // packed keys hi<<(idBits+dBits) | lo<<dBits | d
-	tmp        []uint64
-	perm       []uint32
-	hist       []uint32 // per-target counts for the transposed section
-	radix      []uint32
-	n          int
-	filt       []int32
-	wbuf       []byte
-	err        error
+	// denseKeys holds the keys of pairs for the dense table until
+	// flushDense adds them.
+	denseKeys []uint64
+	tmp       []uint64
+	perm      []uint32
+	hist      []uint32 // per-target counts for the transposed section
+	radix     []uint32
+	n         int
+	filt      []int32
+	wbuf      []byte
+	err       error
 
 	docs, tokens, subsampled, pairs int64
 }
@@ -42,6 +45,8 @@ func newAccumulator(c *Counter) *Accumulator {
 		wt32:  make([]uint32, len(c.weights)),
 		tri:   make([]int, f),
 		buf:   make([]uint64, min(c.bufPairs, 1<<16)),
+		// The dense keys of a window must fit after the room check.
+		denseKeys: make([]uint64, 0, denseChunk+c.cfg.Window),
 	}
 	for d, x := range c.weights {
 		a.wt32[d] = uint32(x)
@@ -56,7 +61,7 @@ var errFinished = errors.New("counts: Add after Finish or Close")
 
 // release drops the buffers; the dense table stays for the merge.
 func (a *Accumulator) release() {
-	a.buf, a.tmp, a.perm, a.hist, a.radix, a.filt, a.wbuf = nil, nil, nil, nil, nil, nil, nil
+	a.buf, a.tmp, a.perm, a.hist, a.radix, a.filt, a.wbuf, a.denseKeys = nil, nil, nil, nil, nil, nil, nil, nil
 	if a.err == nil {
 		a.err = errFinished
 	}
@@ -115,14 +120,18 @@ func (a *Accumulator) badID(doc int64, p int, id int32) error {
 		doc, p, id, a.c.v)
 }
 
-// count is the hot loop.
+// count is the hot loop. A pair of ids both below F is counted in the
+// dense table in a second pass, over a short list of keys (flushDense): its
+// increments, to random places in a table larger than the L2 cache, then
+// have nothing else between them and wait on memory together rather than
+// one at a time.
 func (a *Accumulator) count(seq []int32) error {
 	c := a.c
 	w := c.cfg.Window
 	f := a.f
-	dense, tri, wt := a.dense, a.tri, a.wt32
-	buf := a.buf
-	n := a.n
+	buf, dk := a.buf, a.denseKeys
+	n, nd := a.n, len(dk)
+	dk = dk[:cap(dk)]
 	hiShift := c.idBits + c.dBits
 	dBits := c.dBits
 	dMask := uint64(1)<<dBits - 1
@@ -131,28 +140,19 @@ func (a *Accumulator) count(seq []int32) error {
 		if x < 0 {
 			continue
 		}
+		if nd+w > len(dk) {
+			a.n = n
+			if err := a.flushDense(dk[:nd]); err != nil {
+				return err
+			}
+			buf, n, nd = a.buf, a.n, 0
+		}
 		if n+w > len(buf) {
 			a.n = n
-			if len(buf) < a.c.bufPairs {
-				// Grow geometrically so that small inputs stay small, by
-				// a factor of 8, and straight to the full size rather than
-				// to more than half of it: every copy touches fresh pages,
-				// and their faults, not the copying, made doubling cost
-				// 5 % of a large run; the abandoned buffers also add to
-				// the peak.
-				size := 8 * len(buf)
-				if 2*size > a.c.bufPairs {
-					size = a.c.bufPairs
-				}
-				a.buf = make([]uint64, size)
-				copy(a.buf, buf[:n])
-				buf = a.buf
-			} else {
-				if err := a.spill(); err != nil {
-					return err
-				}
-				n = 0
+			if err := a.makeRoom(w); err != nil {
+				return err
 			}
+			buf, n = a.buf, a.n
 		}
 		end := min(len(seq), p+w+1)
 		for q := p + 1; q < end; q++ {
@@ -164,23 +164,76 @@ func (a *Accumulator) count(seq []int32) error {
 			if y < x {
 				lo, hi = y, x
 			}
-			d := q - p
 			pairs++
+			key := uint64(hi)<<hiShift | uint64(lo)<<dBits | uint64(q-p)&dMask
 			if hi < f {
-				i := tri[hi] + int(lo)
-				if x := dense[i] + wt[d]; x >= dense[i] {
-					dense[i] = x
-					continue
-				}
-				a.overflowed = true
+				dk[nd] = key
+				nd++
+				continue
 			}
-			buf[n] = uint64(hi)<<hiShift | uint64(lo)<<dBits | uint64(d)&dMask
+			buf[n] = key
 			n++
 		}
 	}
 	a.n = n
+	a.denseKeys = dk[:nd]
 	a.pairs += 2 * pairs
 	return nil
+}
+
+// denseChunk is the number of dense-table keys count gathers before it
+// adds them to the table.
+const denseChunk = 2048
+
+// flushDense adds the pairs of keys to the dense table. A count that would
+// overflow stays as it is, and its pair goes to the buffer instead.
+func (a *Accumulator) flushDense(keys []uint64) error {
+	c := a.c
+	dense, tri, wt := a.dense, a.tri, a.wt32
+	hiShift := c.idBits + c.dBits
+	dBits := c.dBits
+	idMask := uint64(1)<<c.idBits - 1
+	dMask := uint64(1)<<dBits - 1
+	for _, k := range keys {
+		i := tri[k>>hiShift] + int(k>>dBits&idMask)
+		if x := dense[i] + wt[k&dMask]; x >= dense[i] {
+			dense[i] = x
+			continue
+		}
+		a.overflowed = true
+		if a.n == len(a.buf) {
+			if err := a.makeRoom(1); err != nil {
+				return err
+			}
+		}
+		a.buf[a.n] = k
+		a.n++
+	}
+	return nil
+}
+
+// makeRoom makes room for k more keys in the buffer: it grows the buffer
+// while it is below its full size, and spills it after that.
+func (a *Accumulator) makeRoom(k int) error {
+	if a.n+k <= len(a.buf) {
+		return nil
+	}
+	if len(a.buf) < a.c.bufPairs {
+		// Grow geometrically so that small inputs stay small, by a factor
+		// of 8, and straight to the full size rather than to more than
+		// half of it: every copy touches fresh pages, and their faults,
+		// not the copying, made doubling cost 5 % of a large run; the
+		// abandoned buffers also add to the peak.
+		size := 8 * len(a.buf)
+		if 2*size > a.c.bufPairs {
+			size = a.c.bufPairs
+		}
+		buf := make([]uint64, size)
+		copy(buf, a.buf[:a.n])
+		a.buf = buf
+		return nil
+	}
+	return a.spill()
 }
 
 // spill sorts and aggregates the buffered keys and writes them as a run

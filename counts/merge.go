@@ -62,7 +62,10 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			err := a.spill()
+			err := a.flushDense(a.denseKeys)
+			if err == nil {
+				err = a.spill()
+			}
 			a.release()
 			return err
 		})
