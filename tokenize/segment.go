@@ -115,7 +115,14 @@ func asciiWordEnd(data []byte, i int) (end int, classes uint8) {
 		// Eight bytes at a time while eight remain: a word's end is then
 		// found without a branch per byte.
 		for j+8 <= len(data) {
-			lower, upper, digit, under := wordBytes(binary.LittleEndian.Uint64(data[j:]))
+			// The bytes that are lower-case letters, upper-case letters,
+			// digits and underscores: asciiClass's clLower, clUpper,
+			// clDigit and clExtend. A non-ASCII byte is none of them, but
+			// may make byteRange misread the bytes after it; they lie
+			// after the word's end, which is all that is read.
+			x := binary.LittleEndian.Uint64(data[j:])
+			lower, upper := byteRange(x, 'a', 'z'), byteRange(x, 'A', 'Z')
+			digit, under := byteRange(x, '0', '9'), byteRange(x, '_', '_')
 			// Each byte's class bits, at the bottom of the byte, as in
 			// asciiClass; then those of the word's bytes, or-ed together.
 			cl := (lower>>7)*clLower | (upper>>7)*clUpper | (digit>>7)*clDigit | (under>>7)*clExtend
@@ -157,15 +164,6 @@ func asciiWordEnd(data []byte, i int) (end int, classes uint8) {
 
 // highBits has the high bit of every byte of a word.
 const highBits = 0x8080808080808080
-
-// wordBytes marks, by the high bit of each byte, which of the eight bytes
-// of w are lower-case letters, upper-case letters, digits and underscores:
-// asciiClass's clLower, clUpper, clDigit and clExtend. A non-ASCII byte is
-// none of them, as in asciiClass, but may make byteRange misread the bytes
-// after it; they lie after the word's end, which is all that is read.
-func wordBytes(w uint64) (lower, upper, digit, under uint64) {
-	return byteRange(w, 'a', 'z'), byteRange(w, 'A', 'Z'), byteRange(w, '0', '9'), byteRange(w, '_', '_')
-}
 
 // byteRange marks the bytes of w that lie in [lo, hi], lo > 0 and
 // hi < 0x80, by their high bits. For an ASCII byte, adding 0x80-lo sets
