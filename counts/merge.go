@@ -396,13 +396,33 @@ func (m *merger) partition(p int, secs []section, dense []uint64, sink func(t in
 		case k == 1:
 			cs, vs, err = cur[which].appendGroup(cs, vs)
 		case k == 2 && below == 1 && above == 1:
-			// One spill's two halves of the row, in order; the dense row,
-			// if any, holds only contexts below them.
+			// A spill's part of the row up to t and one's above it are in
+			// order; the dense row, if any, holds only contexts below them.
 			for _, want := range [2]contextRange{upToTarget, aboveTarget} {
 				for i := range cur {
 					if err == nil && !cur[i].done && cur[i].t == t && cur[i].contexts == want {
 						cs, vs, err = cur[i].appendGroup(cs, vs)
 					}
+				}
+			}
+		case below+above == k && below <= 2 && above <= 2:
+			// As above, with two spills' parts on one side or both, as when
+			// two workers spilled once each: each two merge.
+			for _, want := range [2]contextRange{upToTarget, aboveTarget} {
+				tc, tv := m.tc[:0], m.tv[:0]
+				groups, split := 0, 0
+				for i := range cur {
+					if err == nil && !cur[i].done && cur[i].t == t && cur[i].contexts == want {
+						split = len(tc)
+						tc, tv, err = cur[i].appendGroup(tc, tv)
+						groups++
+					}
+				}
+				m.tc, m.tv = tc, tv
+				if groups == 2 {
+					cs, vs = mergeSorted(tc[:split], tv[:split], tc[split:], tv[split:], cs, vs)
+				} else {
+					cs, vs = append(cs, tc...), append(vs, tv...)
 				}
 			}
 		case k > 1:
@@ -428,6 +448,28 @@ func (m *merger) partition(p int, secs []section, dense []uint64, sink func(t in
 		}
 		t++
 	}
+}
+
+// mergeSorted appends the union of two groups sorted by context, summing
+// the counts of a context in both.
+func mergeSorted(ac []int32, av []uint64, bc []int32, bv []uint64, cs []int32, vs []uint64) ([]int32, []uint64) {
+	i, j := 0, 0
+	for i < len(ac) && j < len(bc) {
+		switch x, y := ac[i], bc[j]; {
+		case x < y:
+			cs, vs = append(cs, x), append(vs, av[i])
+			i++
+		case y < x:
+			cs, vs = append(cs, y), append(vs, bv[j])
+			j++
+		default:
+			cs, vs = append(cs, x), append(vs, av[i]+bv[j])
+			i++
+			j++
+		}
+	}
+	cs, vs = append(cs, ac[i:]...), append(vs, av[i:]...)
+	return append(cs, bc[j:]...), append(vs, bv[j:]...)
 }
 
 // denseRow appends the non-zero entries of row t of the dense triangle.
