@@ -19,15 +19,6 @@ import (
 // batchRows is the number of rows handed to emit at a time.
 const batchRows = 4096
 
-// currentBatches bounds the batches of the partition being emitted that
-// are filled or queued but not yet emitted: 1.5 MiB, which stays in cache
-// until the writer copies it. Without the bound, one merger would fill as
-// many as c.ahead batches (44 MB on bench-raw at the default budget)
-// before the writer ran, and the copy found them in memory: 1 % of the
-// count stage on one thread. 4 batches were no cheaper and cost two
-// threads 4 % of their wall time.
-const currentBatches = 16
-
 var errOverflow = errors.New("counts: a pair count overflowed 64 bits; use a smaller corpus, window or weighting scale")
 
 // Finish merges the counts of every accumulator, draws the negatives and
@@ -121,9 +112,7 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 // being emitted holds its batches until that partition's turn; such
 // batches each take one of c.ahead tokens, which bounds the memory they
 // hold. The partition being emitted needs no token, so the merge cannot
-// stall waiting for one; its batches take one of currentBatches slots
-// instead, so that its merger runs only a few batches ahead of the writer,
-// which then copies them while they are still in cache.
+// stall waiting for one.
 func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint64, emit func(*formats.CountColumns) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -141,7 +130,6 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint6
 	// and each new one 96 KiB to clear.
 	free := make(chan *formats.CountColumns, 2*c.ahead+len(mergers)+1)
 	tokens := make(chan struct{}, c.ahead)
-	slots := make(chan struct{}, currentBatches)
 	var next atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	for _, m := range mergers {
@@ -151,7 +139,7 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense []uint6
 				if p >= nParts {
 					return nil
 				}
-				m.out, m.free, m.turn, m.tokens, m.slots, m.ctx = outs[p], free, turns[p], tokens, slots, gctx
+				m.out, m.free, m.turn, m.tokens, m.ctx = outs[p], free, turns[p], tokens, gctx
 				err := m.newBatch()
 				if err == nil {
 					err = m.partition(p, c.sections(p), dense, m.finalRow)
@@ -183,8 +171,6 @@ emitting:
 				}
 				if b.token {
 					<-tokens
-				} else {
-					<-slots
 				}
 				select {
 				case free <- b.cols:
@@ -315,7 +301,6 @@ type merger struct {
 	free        chan *formats.CountColumns
 	turn        chan struct{} // closed when the partition is being emitted
 	tokens      chan struct{}
-	slots       chan struct{} // of the batches of the partition being emitted
 	batch       *formats.CountColumns
 	batchToken  bool
 	uniquePairs int64
@@ -705,15 +690,13 @@ func (m *merger) send() error {
 }
 
 // flush hands the current batch, if not empty, to the emitter; an empty
-// batch returns its token or slot.
+// batch returns its token.
 func (m *merger) flush() error {
 	b := rowBatch{m.batch, m.batchToken}
 	m.batch, m.batchToken = nil, false
 	if b.cols.Len() == 0 {
 		if b.token {
 			<-m.tokens
-		} else {
-			<-m.slots
 		}
 		return nil
 	}
@@ -726,8 +709,8 @@ func (m *merger) flush() error {
 	}
 }
 
-// newBatch starts a batch, taking a token first, or a slot if the
-// partition is being emitted.
+// newBatch starts a batch, taking a token first unless the partition is
+// being emitted.
 func (m *merger) newBatch() error {
 	m.batchToken = false
 	select {
@@ -737,13 +720,6 @@ func (m *merger) newBatch() error {
 		case m.tokens <- struct{}{}:
 			m.batchToken = true
 		case <-m.turn:
-		case <-m.ctx.Done():
-			return m.ctx.Err()
-		}
-	}
-	if !m.batchToken {
-		select {
-		case m.slots <- struct{}{}:
 		case <-m.ctx.Done():
 			return m.ctx.Err()
 		}
