@@ -220,20 +220,37 @@ func (a *Accumulator) makeRoom(k int) error {
 	}
 	if len(a.buf) < a.c.bufPairs {
 		// Grow geometrically so that small inputs stay small, by a factor
-		// of 8, and straight to the full size rather than to more than
-		// half of it: every copy touches fresh pages, and their faults,
-		// not the copying, made doubling cost 5 % of a large run; the
-		// abandoned buffers also add to the peak.
-		size := 8 * len(a.buf)
-		if 2*size > a.c.bufPairs {
-			size = a.c.bufPairs
-		}
-		buf := make([]uint64, size)
-		copy(buf, a.buf[:a.n])
-		a.buf = buf
+		// of 8: every copy touches fresh pages, and their faults, not the
+		// copying, made doubling cost 5 % of a large run; the abandoned
+		// buffers also add to the peak.
+		a.grow(8 * len(a.buf))
 		return nil
 	}
 	return a.spill()
+}
+
+// grow replaces the buffer by one of size keys, or of the full size if
+// that is more than half of it, keeping its keys.
+func (a *Accumulator) grow(size int) {
+	if 2*size > a.c.bufPairs {
+		size = a.c.bufPairs
+	}
+	if size <= len(a.buf) {
+		return
+	}
+	buf := make([]uint64, size)
+	copy(buf, a.buf[:a.n])
+	a.buf = buf
+}
+
+// Reserve grows the pair buffer at once to hold about pairs pairs, within
+// the memory budget, when the caller knows how many the documents it will
+// add may form (at most Window per token): a buffer that grows to that
+// size leaves copies behind it, each pages of fresh memory to fault in.
+func (a *Accumulator) Reserve(pairs int64) {
+	if a.buf != nil && pairs > int64(len(a.buf)) {
+		a.grow(int(min(pairs, int64(a.c.bufPairs))))
+	}
 }
 
 // spill sorts and aggregates the buffered keys and writes them as a run

@@ -153,6 +153,32 @@ func TestTinyBudgetSpills(t *testing.T) {
 	rowsEqual(t, "tiny budget", want, got)
 }
 
+// TestReserve checks that a buffer reserved at once, below, at and beyond
+// its full size, counts what a growing one does, and that Reserve keeps to
+// the budget's buffer size.
+func TestReserve(t *testing.T) {
+	cp := newCorpus(12, 500, 300, 120, true)
+	cfg := Config{Window: 4, Negatives: 1, Seed: 3, Workers: 2, TempDir: t.TempDir()}
+	want, _ := runCounter(t, cfg, cp.counts, cp.docs, 5, &tuning{dense: 20, bufPairs: 3000})
+	for _, reserve := range []int64{100, 3000, 1 << 40} {
+		got, st := runCounter(t, cfg, cp.counts, cp.docs, 5, &tuning{dense: 20, bufPairs: 3000, reserve: reserve})
+		if st.Spills == 0 {
+			t.Fatalf("reserve %d: no spill", reserve)
+		}
+		rowsEqual(t, fmt.Sprintf("reserve %d", reserve), want, got)
+	}
+	c, err := New(Config{Window: 4, Workers: 1, Memory: MinMemory}, cp.counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a := c.NewAccumulator()
+	a.Reserve(1 << 40)
+	if len(a.buf) != c.bufPairs {
+		t.Fatalf("Reserve(2^40) left a buffer of %d pairs; the budget allows %d", len(a.buf), c.bufPairs)
+	}
+}
+
 // TestDenseOverflow: with harmonic weights over a window of 22 the scale is
 // lcm(1..22) ≈ 2^27.8, so frequent pairs overflow the dense table's uint32
 // counts after a few dozen co-occurrences and must be buffered instead.

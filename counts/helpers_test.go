@@ -97,6 +97,7 @@ func refCounts(docs [][]int32, w int, wt Weighting) (map[[2]int32]*big.Rat, int6
 // tuning overrides the memory layout to force code paths.
 type tuning struct {
 	dense, bufPairs, fanIn int
+	reserve                int64 // passed to every accumulator's Reserve
 }
 
 // runCounter counts docs with the given number of accumulators, each
@@ -124,6 +125,9 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 	accs := make([]*Accumulator, workers)
 	for i := range accs {
 		accs[i] = c.NewAccumulator()
+		if tune != nil && tune.reserve > 0 {
+			accs[i].Reserve(tune.reserve)
+		}
 	}
 	owner := make([]int, len(docs))
 	r := rand.New(rand.NewPCG(split, 3))

@@ -467,11 +467,20 @@ func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream, t
 	// is read through rather than held: it has every distinct token of the
 	// corpus, which the vocabulary and the memory budget do not bound.
 	vocab := make([]int32, s.DictLen)
-	if err := s.Dictionary(func(id int, tok []byte, _ int64) error {
+	var known int64 // occurrences of vocabulary tokens
+	if err := s.Dictionary(func(id int, tok []byte, n int64) error {
 		vocab[id], _ = index.ID(tok)
+		if vocab[id] >= 0 {
+			known += n
+		}
 		return nil
 	}); err != nil {
 		return nil, err
+	}
+	// Each token pairs with at most Window tokens after it: the workers'
+	// buffers can take their share at once instead of growing to it.
+	for _, wk := range workers {
+		wk.acc.Reserve(known * int64(cfg.Window) / int64(len(workers)))
 	}
 	if p := cfg.Progress; p != nil {
 		p.SetTotal(s.ChunkBytes())
