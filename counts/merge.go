@@ -380,34 +380,31 @@ func (m *merger) partition(p int, secs []section, dense []uint64, sink func(t in
 			cs, vs = m.combine(tc, tv, cs[:0], vs[:0])
 		case k == 1:
 			cs, vs, err = cur[which].appendGroup(cs, vs)
-		case k == 2 && below == 1 && above == 1:
-			// A spill's part of the row up to t and one's above it are in
-			// order; the dense row, if any, holds only contexts below them.
-			for _, want := range [2]contextRange{upToTarget, aboveTarget} {
-				for i := range cur {
-					if err == nil && !cur[i].done && cur[i].t == t && cur[i].contexts == want {
-						cs, vs, err = cur[i].appendGroup(cs, vs)
-					}
-				}
-			}
 		case below+above == k && below <= 2 && above <= 2:
-			// As above, with two spills' parts on one side or both, as when
-			// two workers spilled once each: each two merge.
-			for _, want := range [2]contextRange{upToTarget, aboveTarget} {
+			// Spills' parts of the row: those up to t come before those
+			// above it, and the dense row, if any, holds only contexts
+			// below them. A side's one part is appended as it is; two, as
+			// when two workers spilled once each, merge.
+			for _, side := range [2]struct {
+				want  contextRange
+				parts int
+			}{{upToTarget, below}, {aboveTarget, above}} {
 				tc, tv := m.tc[:0], m.tv[:0]
-				groups, split := 0, 0
+				split := 0
 				for i := range cur {
-					if err == nil && !cur[i].done && cur[i].t == t && cur[i].contexts == want {
-						split = len(tc)
-						tc, tv, err = cur[i].appendGroup(tc, tv)
-						groups++
+					if err != nil || cur[i].done || cur[i].t != t || cur[i].contexts != side.want {
+						continue
 					}
+					if side.parts == 1 {
+						cs, vs, err = cur[i].appendGroup(cs, vs)
+						continue
+					}
+					split = len(tc)
+					tc, tv, err = cur[i].appendGroup(tc, tv)
 				}
-				m.tc, m.tv = tc, tv
-				if groups == 2 {
+				if side.parts == 2 {
+					m.tc, m.tv = tc, tv
 					cs, vs = mergeSorted(tc[:split], tv[:split], tc[split:], tv[split:], cs, vs)
-				} else {
-					cs, vs = append(cs, tc...), append(vs, tv...)
 				}
 			}
 		case k > 1:

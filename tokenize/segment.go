@@ -181,7 +181,7 @@ func byteRange(w uint64, lo, hi byte) uint64 {
 func asciiPrefix(data []byte) int {
 	i := 0
 	for ; i+8 <= len(data); i += 8 {
-		if binary.LittleEndian.Uint64(data[i:])&0x8080808080808080 != 0 {
+		if binary.LittleEndian.Uint64(data[i:])&highBits != 0 {
 			break
 		}
 	}
