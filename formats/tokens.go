@@ -301,45 +301,68 @@ func (s *TokenStream) trailerReader(off int64) *bufio.Reader {
 }
 
 // trailerCursor reads uvarints and byte strings from the trailer, keeping
-// the offset of the next byte for error messages.
+// the offset of the next byte for error messages. It parses them in place in
+// the reader's buffer: it peeks at all the buffer holds and discards what
+// it has parsed only when it needs more.
 type trailerCursor struct {
-	r    *bufio.Reader
-	off  int64 // file offset of the next byte
-	end  int64 // the trailer's end
-	read int64 // bytes taken by ReadByte
-	buf  []byte
-	err  error // a read error other than the trailer's end
+	r   *bufio.Reader
+	win []byte // the peeked bytes; win[pos:] come next
+	pos int
+	all bool  // win holds the rest of the trailer
+	off int64 // file offset of the next byte
+	end int64 // the trailer's end
+	buf []byte
+	err error // a read error other than the trailer's end
 }
 
-// ReadByte reads through the buffer, counting the bytes and keeping a
-// read error other than the trailer's end, for binary.ReadUvarint.
-func (c *trailerCursor) ReadByte() (byte, error) {
-	b, err := c.r.ReadByte()
-	switch {
-	case err == nil:
-		c.read++
-	case err != io.EOF:
-		c.err = err
+// next returns the next bytes, at least n of them unless the trailer ends
+// first or n exceeds the reader's buffer, keeping a read error other than
+// the end's. The bytes it returned before stay valid unless it returns
+// more than the window held.
+func (c *trailerCursor) next(n int) []byte {
+	if len(c.win)-c.pos < n && !c.all {
+		c.r.Discard(c.pos)
+		var err error
+		c.win, err = c.r.Peek(c.r.Size())
+		c.pos = 0
+		if err != nil {
+			c.all = true
+			if err != io.EOF {
+				c.err = err
+			}
+		}
 	}
-	return b, err
+	return c.win[c.pos:]
+}
+
+// skip moves the cursor past n bytes that next returned.
+func (c *trailerCursor) skip(n int) {
+	c.pos += n
+	c.off += int64(n)
 }
 
 // uvarint returns the next uvarint, or false when the trailer holds none
 // at the cursor, which it then leaves where it was, for the message, or
 // when reading failed (c.err).
 func (c *trailerCursor) uvarint() (uint64, bool) {
-	before := c.read
-	x, err := binary.ReadUvarint(c)
-	if err != nil {
+	x, k := binary.Uvarint(c.next(binary.MaxVarintLen64))
+	if k <= 0 {
 		return 0, false
 	}
-	c.off += c.read - before
+	c.skip(k)
 	return x, true
 }
 
-// bytes returns the next n bytes, valid until the next call; n must not
-// exceed what is left.
+// bytes returns the next n bytes, valid until the call after next; n must
+// not exceed what is left. (The window it takes them from also holds a
+// uvarint after them, so reading one does not move them.)
 func (c *trailerCursor) bytes(n int) ([]byte, error) {
+	if b := c.next(n + binary.MaxVarintLen64); len(b) >= n+binary.MaxVarintLen64 || c.all && len(b) >= n {
+		c.skip(n)
+		return b[:n], nil
+	}
+	c.r.Discard(c.pos)
+	c.win, c.pos, c.all = nil, 0, false
 	c.buf = slices.Grow(c.buf[:0], n)[:n]
 	if _, err := io.ReadFull(c.r, c.buf); err != nil {
 		return nil, err

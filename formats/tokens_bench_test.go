@@ -102,3 +102,37 @@ func BenchmarkTokenStream(b *testing.B) {
 	b.ReportMetric(float64(size)/float64(len(ids)), "B/token")
 	b.ReportMetric(float64(dict), "distinct")
 }
+
+// BenchmarkTokenStreamDictionary opens a stream with a dictionary the size of
+// bench-raw's (323 thousand tokens) and reads the dictionary through, as
+// pwe count does before counting: open reads it once to check it.
+func BenchmarkTokenStreamDictionary(b *testing.B) {
+	const dict = 323_000
+	r := rand.New(rand.NewPCG(1, 2))
+	tokens := make([][]byte, dict)
+	counts := make([]int64, dict)
+	for i := range tokens {
+		// Tokens of 1 to 16 bytes, 9 on average like bench-raw's.
+		tokens[i] = fmt.Appendf(nil, "%0*d", 1+r.IntN(16), i)
+		counts[i] = 1 + r.Int64N(1000)
+	}
+	path := filepath.Join(b.TempDir(), "tokens.bin")
+	w, err := CreateTokenStream(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Close(Meta{}, tokens, counts); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		s, err := OpenTokenStream(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		if err := s.Dictionary(func(_ int, tok []byte, _ int64) error { n += len(tok); return nil }); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}

@@ -219,6 +219,12 @@ func TestTokenStreamRoundTrip(t *testing.T) {
 	edges := []uint32{0, 0x7f, 0x80, 1<<14 - 1, 1 << 14, 1<<21 - 1, 1 << 21, dictSize - 1}
 	want.chunks[0].docLens = append(want.chunks[0].docLens, int32(len(edges)))
 	want.chunks[0].ids = append(want.chunks[0].ids, edges...)
+	// Tokens about as long as the reader's 64 KiB window, and one longer:
+	// each ends at a different place in the window, and the count after
+	// it may or may not fit there.
+	for i, n := range []int{64<<10 - 12, 64<<10 - 9, 64<<10 - 3, 64 << 10, 64<<10 + 5, 3 << 16} {
+		want.tokens[2*i+1] = bytes.Repeat([]byte{byte('a' + i)}, n)
+	}
 	// A document long enough that its length takes a 3-byte varint.
 	long := make([]uint32, 1<<14+3)
 	for i := range long {
