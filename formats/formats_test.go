@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 func TestVocabRoundTrip(t *testing.T) {
@@ -201,5 +205,86 @@ func TestCountsEncodings(t *testing.T) {
 				t.Fatalf("manyValues %v: row %d read %+v, wrote %+v", many, i, got[i], rows[i])
 			}
 		}
+	}
+}
+
+// TestReadVocabColumns checks the column reader against parquet-go's row
+// reader on random rows, some with external ids, written in several row
+// groups with dictionary-encoded and plain pages.
+func TestReadVocabColumns(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	rows := make([]VocabRow, 5000)
+	for i := range rows {
+		rows[i] = VocabRow{TokenID: int32(i), Token: fmt.Sprintf("%x·%d", r.Uint64()>>r.IntN(64), i), Count: r.Int64N(1 << 40)}
+		if r.IntN(2) == 0 {
+			ext := r.Int64() - math.MaxInt64/2
+			rows[i].ExternalID = &ext
+		}
+	}
+	type dictRow struct {
+		TokenID    int32  `parquet:"token_id,dict"`
+		Token      string `parquet:"token,dict"`
+		Count      int64  `parquet:"count,dict"`
+		ExternalID *int64 `parquet:"external_id,optional,dict"`
+	}
+	dir := t.TempDir()
+	plain, dict := filepath.Join(dir, "plain.parquet"), filepath.Join(dir, "dict.parquet")
+	if err := WriteVocab(plain, rows, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(dict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewGenericWriter[dictRow](f, parquet.KeyValueMetadata(KeySchema, SchemaVocab),
+		parquet.PageBufferSize(4096), parquet.MaxRowsPerRowGroup(1500))
+	for _, row := range rows {
+		if _, err := w.Write([]dictRow{dictRow(row)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, p := range []string{plain, dict} {
+		want, _, err := ReadAll[VocabRow](p, SchemaVocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := ReadVocab(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(rows) || len(want) != len(rows) {
+			t.Fatalf("%s: %d rows read, %d by the row reader, %d written", p, len(got), len(want), len(rows))
+		}
+		for i := range rows {
+			a, b := want[i], got[i]
+			if a.TokenID != b.TokenID || a.Token != b.Token || a.Count != b.Count || (a.ExternalID == nil) != (b.ExternalID == nil) ||
+				a.ExternalID != nil && *a.ExternalID != *b.ExternalID || b.Token != rows[i].Token {
+				t.Fatalf("%s row %d: read %+v, the row reader %+v", p, i, b, a)
+			}
+		}
+	}
+}
+
+// TestReadVocabNull: a null in a required vocabulary column is an error
+// naming the file, the row and the column.
+func TestReadVocabNull(t *testing.T) {
+	type nullable struct {
+		TokenID    int32  `parquet:"token_id"`
+		Token      string `parquet:"token"`
+		Count      *int64 `parquet:"count,optional"`
+		ExternalID *int64 `parquet:"external_id,optional"`
+	}
+	one := int64(1)
+	p := filepath.Join(t.TempDir(), "null.parquet")
+	if err := WriteAll(p, []nullable{{0, "a", &one, nil}, {1, "b", &one, nil}, {2, "c", nil, nil}}, Meta{Schema: SchemaVocab}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := ReadVocab(p)
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), `row 2: "count" is null`) {
+		t.Errorf("error %v, want one naming %s, row 2 and the count", err, p)
 	}
 }

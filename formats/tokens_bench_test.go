@@ -136,3 +136,36 @@ func BenchmarkTokenStreamDictionary(b *testing.B) {
 		s.Close()
 	}
 }
+
+// BenchmarkReadVocab reads and checks a vocabulary of 65536 tokens
+// (bench-raw's --max-vocab) with ReadVocab's column reader and with
+// parquet-go's row reader, which it replaced.
+func BenchmarkReadVocab(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	rows := make([]VocabRow, 1<<16)
+	for i := range rows {
+		rows[i] = VocabRow{TokenID: int32(i), Token: fmt.Sprintf("%0*d", 1+r.IntN(16), i), Count: int64(len(rows) - i)}
+	}
+	path := filepath.Join(b.TempDir(), "vocab.parquet")
+	if err := WriteVocab(path, rows, Meta{}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("columns", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := ReadVocab(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("rows", func(b *testing.B) {
+		for b.Loop() {
+			rows, _, err := ReadAll[VocabRow](path, SchemaVocab)
+			if err == nil {
+				err = checkVocab(path, rows)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -2,8 +2,11 @@ package formats
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"unicode/utf8"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // Schema names and versions.
@@ -48,14 +51,135 @@ func WriteVocab(path string, rows []VocabRow, meta Meta) error {
 // ReadVocab reads vocab.parquet and checks that ids run 0..V-1 in order,
 // tokens are unique non-empty UTF-8 and counts are non-negative.
 func ReadVocab(path string) ([]VocabRow, Meta, error) {
-	rows, meta, err := ReadAll[VocabRow](path, SchemaVocab)
+	r, err := Open[VocabRow](path, SchemaVocab)
 	if err != nil {
-		return nil, meta, err
+		return nil, Meta{}, err
+	}
+	defer r.Close()
+	rows, err := readVocabColumns(r.pf)
+	if err != nil {
+		return nil, r.meta, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := checkVocab(path, rows); err != nil {
-		return nil, meta, err
+		return nil, r.meta, err
 	}
-	return rows, meta, nil
+	return rows, r.meta, nil
+}
+
+// readVocabColumns reads the rows of a vocabulary a column at a time, from
+// the values of its pages, into rows whose tokens share one string. The
+// generic row reader rebuilds every row by reflection and allocates every
+// token on its own (BenchmarkReadVocab).
+func readVocabColumns(pf *parquet.File) ([]VocabRow, error) {
+	rows := make([]VocabRow, pf.NumRows())
+	var text []byte
+	ends := make([]int, len(rows))
+	var external []int64
+	for _, name := range []string{"token_id", "token", "count", "external_id"} {
+		leaf, _ := pf.Schema().Lookup(name)
+		optional := name == "external_id"
+		err := columnValues(pf, leaf.ColumnIndex, func(at int, vs []parquet.Value) error {
+			if at+len(vs) > len(rows) {
+				return fmt.Errorf("column %q has more values than the file has rows", name)
+			}
+			for i := 0; i < len(vs) && !optional; i++ {
+				if vs[i].IsNull() {
+					return fmt.Errorf("row %d: %q is null", at+i, name)
+				}
+			}
+			part := rows[at : at+len(vs)]
+			switch name {
+			case "token_id":
+				for i, v := range vs {
+					part[i].TokenID = v.Int32()
+				}
+			case "token":
+				for i, v := range vs {
+					text = append(text, v.ByteArray()...)
+					ends[at+i] = len(text)
+				}
+			case "count":
+				for i, v := range vs {
+					part[i].Count = v.Int64()
+				}
+			default:
+				for i, v := range vs {
+					if v.IsNull() {
+						continue
+					}
+					if external == nil {
+						external = make([]int64, len(rows))
+					}
+					external[at+i] = v.Int64()
+					part[i].ExternalID = &external[at+i]
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	all := string(text)
+	start := 0
+	for i, end := range ends {
+		rows[i].Token = all[start:end]
+		start = end
+	}
+	return rows, nil
+}
+
+// columnValues calls fn with the values of column col in batches, with the
+// row of each batch's first, stopping at fn's first error; a column with
+// fewer values than the file has rows is an error.
+func columnValues(pf *parquet.File, col int, fn func(row int, vs []parquet.Value) error) error {
+	buf := make([]parquet.Value, 1024)
+	row := 0
+	for _, rg := range pf.RowGroups() {
+		pages := rg.ColumnChunks()[col].Pages()
+		err := pageValues(pages, buf, func(vs []parquet.Value) error {
+			err := fn(row, vs)
+			row += len(vs)
+			return err
+		})
+		pages.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if int64(row) != pf.NumRows() {
+		return fmt.Errorf("row %d: %w", row, errColumnShort)
+	}
+	return nil
+}
+
+// pageValues calls fn with the values of pages, read into buf, a buffer at
+// a time.
+func pageValues(pages parquet.Pages, buf []parquet.Value, fn func(vs []parquet.Value) error) error {
+	for {
+		p, err := pages.ReadPage()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		values := p.Values()
+		for err == nil {
+			var n int
+			n, err = values.ReadValues(buf)
+			if n > 0 {
+				if ferr := fn(buf[:n]); ferr != nil {
+					parquet.Release(p)
+					return ferr
+				}
+			}
+		}
+		parquet.Release(p)
+		if err != io.EOF {
+			return err
+		}
+	}
 }
 
 // checkVocab checks the rows of the vocabulary read from name.
