@@ -67,7 +67,8 @@ type Counter struct {
 // Memory layout. Of the budget M, the vocabulary-sized tables (negative
 // sampling, subsampling, partition map: about 48 bytes per token) come off
 // the top. Of the rest, 3/4 is shared equally by the accumulators, each
-// spending at most a quarter of its share on the dense table and the rest
+// spending at most a quarter of its share (and with the others 8 MiB in
+// all) on the dense table and the rest
 // on the pair buffer (8 bytes per pair, 8 of radix scratch, 4 for the
 // transposition index); the remaining 1/4 serves the merge workers (about
 // 17 bytes per token each for tallies, plus the cursors' read buffers).
@@ -188,7 +189,11 @@ func (c *Counter) layout() error {
 	for f > 0 && f*(f+1)/2*4 > share/4 {
 		f--
 	}
-	c.dense = int(min(f, maxDense, v))
+	// The workers' dense tables together take at most 8 MiB (maxDense for
+	// one worker, maxDense/√2 each for two): on two threads, two tables of
+	// maxDense crowded each other out of the shared cache, and counting
+	// took 3 % more CPU and wall time.
+	c.dense = int(min(f, int64(maxDense/math.Sqrt(float64(w))), v))
 	rest := share - int64(c.dense*(c.dense+1)/2*4) - 4*(v+1) - 4*int64(radixHistLen(2*c.idBits+c.dBits))
 	c.bufPairs = int(rest / bytesPerPair)
 	if c.bufPairs < minBufPairs {
