@@ -121,6 +121,43 @@ func TestWriterAbortLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestWriterFinish: a finished file is complete but unpublished until
+// Close; Abort still discards it.
+func TestWriterFinish(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "vocab.parquet")
+	rows := []VocabRow{{0, "a", 2, nil}, {1, "b", 1, nil}}
+	for _, publish := range []bool{false, true} {
+		w, err := CreateVocab(path, Meta{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("a finished file is published before Close: %v", err)
+		}
+		if !publish {
+			w.Abort()
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Fatalf("abort after finish left %d files", len(entries))
+			}
+			continue
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := ReadVocab(path)
+		if err != nil || len(got) != 2 || got[1].Token != "b" {
+			t.Errorf("read back %+v, %v", got, err)
+		}
+	}
+}
+
 func TestCheckCountRow(t *testing.T) {
 	prev := &CountRow{1, 5, 1, 0}
 	cases := []struct {

@@ -29,8 +29,9 @@ var ErrNotPwe = errors.New("formats: not the expected pwe file")
 // Writer writes rows of type T to a Parquet file under a temporary name; Close
 // renames it to its final name. Abort (safe to defer) discards it.
 type Writer[T any] struct {
-	file *atomicfile.File
-	pw   *parquet.GenericWriter[T]
+	file     *atomicfile.File
+	pw       *parquet.GenericWriter[T]
+	finished bool
 }
 
 // Create starts writing a Parquet file of rows T at path with the given
@@ -82,11 +83,24 @@ func (w *Writer[T]) SetStats(stats any) error {
 	return nil
 }
 
-// Close finishes the file and publishes it under its final name.
-func (w *Writer[T]) Close() error {
+// Finish completes the file and flushes it to stable storage without
+// publishing it; Close then publishes it, Abort discards it.
+func (w *Writer[T]) Finish() error {
+	w.finished = true
 	if err := w.pw.Close(); err != nil {
 		w.file.Abort()
 		return fmt.Errorf("writing %s: %w", w.file.Name(), err)
+	}
+	return w.file.Finish()
+}
+
+// Close finishes the file, unless Finish has, and publishes it under its
+// final name.
+func (w *Writer[T]) Close() error {
+	if !w.finished {
+		if err := w.Finish(); err != nil {
+			return err
+		}
 	}
 	return w.file.Commit()
 }

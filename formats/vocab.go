@@ -48,6 +48,13 @@ func WriteVocab(path string, rows []VocabRow, meta Meta) error {
 	return WriteAll(path, rows, meta)
 }
 
+// CreateVocab starts writing vocab.parquet, for a caller that finishes it
+// apart from publishing it (Writer.Finish).
+func CreateVocab(path string, meta Meta) (*Writer[VocabRow], error) {
+	meta.Schema = SchemaVocab
+	return Create[VocabRow](path, meta)
+}
+
 // ReadVocab reads vocab.parquet and checks that ids run 0..V-1 in order,
 // tokens are unique non-empty UTF-8 and counts are non-negative.
 func ReadVocab(path string) ([]VocabRow, Meta, error) {

@@ -143,16 +143,42 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	stats.VocabCoverage = float64(covered) / float64(ts.Tokens)
 	stats.Seconds = time.Since(start).Seconds()
 	meta := formats.Meta{Config: cfg, Inputs: r.Fingerprints(), Stats: stats}
-	if stream != nil {
-		tokens := make([][]byte, total.Len())
-		for id := range tokens {
-			tokens[id] = total.Token(id)
-		}
+	if stream == nil {
+		return stats, writeVocab(cfg.Output, cfg.Stdout, rows, meta)
+	}
+	tokens := make([][]byte, total.Len())
+	for id := range tokens {
+		tokens[id] = total.Token(id)
+	}
+	if cfg.Output == StdioPath {
 		if err := stream.Close(meta, tokens, total.Counts()); err != nil {
 			return stats, err
 		}
+		return stats, writeVocab(cfg.Output, cfg.Stdout, rows, meta)
 	}
-	return stats, writeVocab(cfg.Output, cfg.Stdout, rows, meta)
+	// The vocabulary is written and synced while the stream's trailer is,
+	// and published after the stream, as if written after it.
+	vw, err := formats.CreateVocab(cfg.Output, meta)
+	if err != nil {
+		return stats, err
+	}
+	defer vw.Abort()
+	finished := make(chan error, 1)
+	go func() {
+		err := vw.Write(rows)
+		if err == nil {
+			err = vw.Finish()
+		}
+		finished <- err
+	}()
+	err = stream.Close(meta, tokens, total.Counts())
+	if ferr := <-finished; err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return stats, err
+	}
+	return stats, vw.Close()
 }
 
 // countTokens counts the tokens of r on one goroutine per tokenizer.

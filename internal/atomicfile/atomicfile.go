@@ -15,8 +15,9 @@ import (
 // no-op, so `defer f.Abort()` is the usual pattern.
 type File struct {
 	*os.File
-	final string
-	done  bool
+	final  string
+	synced bool // Finish has closed the file
+	done   bool
 }
 
 // Create starts writing path. The temporary file lives in the same directory
@@ -41,21 +42,41 @@ func Create(path string) (*File, error) {
 // Name returns the final name of the file.
 func (f *File) Name() string { return f.final }
 
-// Commit flushes the file to stable storage and renames it to its final name.
-func (f *File) Commit() error {
-	if f.done {
-		return errors.New("atomicfile: commit of a finished file")
+// Finish flushes the file to stable storage and closes it, so that Commit
+// has only to rename it: a caller can finish one output while it writes
+// another, and still publish them in order. After a failed Finish the file
+// is discarded.
+func (f *File) Finish() error {
+	if f.done || f.synced {
+		return errors.New("atomicfile: finish of a finished file")
 	}
-	f.done = true
-	tmp := f.File.Name()
+	f.synced = true
 	err := f.File.Sync()
 	if cerr := f.File.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, f.final)
-	}
 	if err != nil {
+		f.done = true
+		os.Remove(f.File.Name())
+		return fmt.Errorf("writing %s: %w", f.final, err)
+	}
+	return nil
+}
+
+// Commit flushes the file to stable storage, unless Finish has, and renames
+// it to its final name.
+func (f *File) Commit() error {
+	if f.done {
+		return errors.New("atomicfile: commit of a finished file")
+	}
+	if !f.synced {
+		if err := f.Finish(); err != nil {
+			return err
+		}
+	}
+	f.done = true
+	tmp := f.File.Name()
+	if err := os.Rename(tmp, f.final); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", f.final, err)
 	}
@@ -68,6 +89,8 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
-	f.File.Close()
+	if !f.synced {
+		f.File.Close()
+	}
 	os.Remove(f.File.Name())
 }

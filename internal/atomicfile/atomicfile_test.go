@@ -86,3 +86,45 @@ func assertOnlyFile(t *testing.T, dir string) {
 		t.Errorf("directory holds %v, want only the output", names)
 	}
 }
+
+// TestFinishThenCommitOrAbort: a finished file is closed and not yet
+// published; Commit publishes it, Abort discards it.
+func TestFinishThenCommitOrAbort(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.parquet")
+	if err := os.WriteFile(path, []byte("previous"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("dropped")
+	if err := f.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("more"); err == nil {
+		t.Error("write after Finish succeeded")
+	}
+	if err := f.Finish(); err == nil {
+		t.Error("second Finish succeeded")
+	}
+	assertContent(t, path, "previous")
+	f.Abort()
+	assertContent(t, path, "previous")
+	assertOnlyFile(t, dir)
+
+	f, err = Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("new")
+	if err := f.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	assertContent(t, path, "new")
+	assertOnlyFile(t, dir)
+}
