@@ -147,6 +147,22 @@ func (w *TokenStreamWriter) WriteChunk(docLens []int32, ids []uint32) error {
 	return w.err
 }
 
+// SyncChunks flushes the chunks written so far to stable storage, so that
+// Close, which syncs the file again with its trailer, has little left to
+// wait for: a caller can sync the chunks while it prepares the trailer. It
+// must not run at the same time as another method.
+func (w *TokenStreamWriter) SyncChunks() error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.w.Flush(); err != nil {
+		w.err = fmt.Errorf("writing %s: %w", w.f.Name(), err)
+	} else if err := w.f.Sync(); err != nil {
+		w.err = fmt.Errorf("writing %s: %w", w.f.Name(), err)
+	}
+	return w.err
+}
+
 // Documents returns the documents written so far.
 func (w *TokenStreamWriter) Documents() int64 { return w.docs }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/pwe-project/pwe/formats"
@@ -114,6 +115,15 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	if err != nil {
 		return TokenizeStats{}, err
 	}
+	// The stream's chunks go to stable storage while the vocabulary is
+	// chosen, so that closing the stream syncs little more than its trailer.
+	chunksSynced := func() error { return nil }
+	if stream != nil {
+		synced := make(chan error, 1)
+		go func() { synced <- stream.SyncChunks() }()
+		chunksSynced = sync.OnceValue(func() error { return <-synced })
+		defer chunksSynced()
+	}
 	var ts tokenize.Stats
 	for _, tk := range tokenizers {
 		ts.Add(tk.Stats())
@@ -151,6 +161,9 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 		tokens[id] = total.Token(id)
 	}
 	if cfg.Output == StdioPath {
+		if err := chunksSynced(); err != nil {
+			return stats, err
+		}
 		if err := stream.Close(meta, tokens, total.Counts()); err != nil {
 			return stats, err
 		}
@@ -171,7 +184,10 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 		}
 		finished <- err
 	}()
-	err = stream.Close(meta, tokens, total.Counts())
+	err = chunksSynced()
+	if err == nil {
+		err = stream.Close(meta, tokens, total.Counts())
+	}
 	if ferr := <-finished; err == nil {
 		err = ferr
 	}
