@@ -18,6 +18,27 @@ type File struct {
 	final  string
 	synced bool // Finish has closed the file
 	done   bool
+	// written counts the bytes Write has written, the first started of
+	// which have been handed to the system's writeback.
+	written, started int64
+}
+
+// writeBehind is how many written bytes Write lets accumulate before it
+// starts their writeback, so that the sync before the rename finds most of
+// a large file on disk already: counts.parquet's took 14 ms on bench-raw.
+const writeBehind = 8 << 20
+
+// Write writes b to the file and, every writeBehind bytes, starts the
+// writeback of what it has written, without waiting for it (on Linux; a
+// no-op elsewhere).
+func (f *File) Write(b []byte) (int, error) {
+	n, err := f.File.Write(b)
+	f.written += int64(n)
+	if f.written-f.started >= writeBehind {
+		startWriteback(f.File, f.started, f.written-f.started)
+		f.started = f.written
+	}
+	return n, err
 }
 
 // Create starts writing path. The temporary file lives in the same directory

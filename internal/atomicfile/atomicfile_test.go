@@ -128,3 +128,35 @@ func TestFinishThenCommitOrAbort(t *testing.T) {
 	assertContent(t, path, "new")
 	assertOnlyFile(t, dir)
 }
+
+// TestWriteBehind: writes past writeBehind bytes start their writeback in
+// steps of at least writeBehind, and the file still reads back whole.
+func TestWriteBehind(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.bin")
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	piece := make([]byte, 1<<20)
+	var want []byte
+	for i := range 20 {
+		for j := range piece {
+			piece[j] = byte(i + j)
+		}
+		if _, err := f.Write(piece); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, piece...)
+		if whole := int64(len(want)) / writeBehind * writeBehind; f.started != whole {
+			t.Fatalf("after %d bytes, writeback started for %d, want %d", len(want), f.started, whole)
+		}
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("read back %d bytes (%v), wrote %d", len(got), err, len(want))
+	}
+}
