@@ -7,11 +7,7 @@ import (
 )
 
 func TestCommitPublishesAndAbortLeavesPrevious(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "out.parquet")
-	if err := os.WriteFile(path, []byte("previous"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, path := previousOutput(t)
 
 	f, err := Create(path)
 	if err != nil {
@@ -87,14 +83,21 @@ func assertOnlyFile(t *testing.T, dir string) {
 	}
 }
 
-// TestFinishThenCommitOrAbort: a finished file is closed and not yet
-// published; Commit publishes it, Abort discards it.
-func TestFinishThenCommitOrAbort(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "out.parquet")
+// previousOutput returns a directory holding an output from an earlier
+// run, "previous", and its path.
+func previousOutput(t *testing.T) (dir, path string) {
+	dir = t.TempDir()
+	path = filepath.Join(dir, "out.parquet")
 	if err := os.WriteFile(path, []byte("previous"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir, path
+}
+
+// TestFinishThenCommitOrAbort: a finished file is closed and not yet
+// published; Commit publishes it, Abort discards it.
+func TestFinishThenCommitOrAbort(t *testing.T) {
+	dir, path := previousOutput(t)
 	f, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
