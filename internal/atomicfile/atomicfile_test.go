@@ -9,20 +9,12 @@ import (
 func TestCommitPublishesAndAbortLeavesPrevious(t *testing.T) {
 	dir, path := previousOutput(t)
 
-	f, err := Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("half")
+	f := started(t, path, "half")
 	f.Abort()
 	assertContent(t, path, "previous")
 	assertOnlyFile(t, dir)
 
-	f, err = Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("new")
+	f = started(t, path, "new")
 	if err := f.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -94,15 +86,24 @@ func previousOutput(t *testing.T) (dir, path string) {
 	return dir, path
 }
 
-// TestFinishThenCommitOrAbort: a finished file is closed and not yet
-// published; Commit publishes it, Abort discards it.
-func TestFinishThenCommitOrAbort(t *testing.T) {
-	dir, path := previousOutput(t)
+// started creates path's output and writes content to it.
+func started(t *testing.T, path, content string) *File {
+	t.Helper()
 	f, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("dropped")
+	if _, err := f.WriteString(content); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestFinishThenCommitOrAbort: a finished file is closed and not yet
+// published; Commit publishes it, Abort discards it.
+func TestFinishThenCommitOrAbort(t *testing.T) {
+	dir, path := previousOutput(t)
+	f := started(t, path, "dropped")
 	if err := f.Finish(); err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +118,7 @@ func TestFinishThenCommitOrAbort(t *testing.T) {
 	assertContent(t, path, "previous")
 	assertOnlyFile(t, dir)
 
-	f, err = Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("new")
+	f = started(t, path, "new")
 	if err := f.Finish(); err != nil {
 		t.Fatal(err)
 	}
