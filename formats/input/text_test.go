@@ -155,6 +155,13 @@ func TestTextErrors(t *testing.T) {
 		huge := writeFile(t, dir, "huge.txt", []byte("a\nb\n"+strings.Repeat("h", 3<<20)))
 		_, r = readAll([]string{huge}, Options{MaxLineBytes: 1 << 20})
 		wantParseError(t, r.Err(), huge, 3, ErrLineTooLong)
+		// Lines longer than the first buffer, which grows to take them,
+		// then one past the limit.
+		long := strings.Repeat("g", 5<<19)
+		grown := writeFile(t, dir, "grown.txt", []byte("a\n"+long+"\r\nb\n"+strings.Repeat("x", 3<<20)+"\r\n"+strings.Repeat("w", 3<<20+1)+"\n"))
+		docs, r = readAll([]string{grown}, Options{MaxLineBytes: 3 << 20})
+		wantParseError(t, r.Err(), grown, 5, ErrLineTooLong)
+		equalDocs(t, docs, []doc{{"a", grown, 1}, {long, grown, 2}, {"b", grown, 3}, {strings.Repeat("x", 3<<20), grown, 4}})
 	})
 
 	t.Run("long paragraph", func(t *testing.T) {
