@@ -212,7 +212,15 @@ func (r *Reader) NextBatch(b *Batch, maxBytes int) bool {
 	}
 	b.buf, b.ends = b.buf[:0], b.ends[:0]
 	b.Docs, b.Paths, b.Lines = b.Docs[:0], b.Paths[:0], b.Lines[:0]
-	for r.Next() {
+	for {
+		if src, ok := r.src.(*textSource); ok && !src.paragraphs && !r.held {
+			if r.appendLines(src, b, maxBytes) {
+				break
+			}
+		}
+		if !r.Next() {
+			break
+		}
 		d := r.doc
 		if len(b.ends) > 0 && len(b.buf)+len(d.Text) > maxBytes {
 			r.held = true
@@ -233,4 +241,34 @@ func (r *Reader) NextBatch(b *Batch, maxBytes int) bool {
 		start = end
 	}
 	return len(b.Docs) > 0
+}
+
+// appendLines appends to b the documents of a plain-text input read line by
+// line, as NextBatch would one Next at a time, but without a call and a
+// Document per line. It returns true when the batch is full, holding the
+// document that did not fit, and false when src has no line left, which
+// Next then reports as the input's end or error.
+func (r *Reader) appendLines(src *textSource, b *Batch, maxBytes int) bool {
+	path := r.paths[r.nextPath]
+	lines := src.lines
+	for lines.scan() {
+		t := lines.bytes()
+		if isBlank(t) {
+			continue
+		}
+		r.ndocs++
+		if len(b.ends) > 0 && len(b.buf)+len(t) > maxBytes {
+			r.doc = Document{Text: t, Path: path, Line: lines.line}
+			r.held = true
+			return true
+		}
+		if len(b.ends) == 0 {
+			b.Seq = r.ndocs - 1
+		}
+		b.buf = append(b.buf, t...)
+		b.ends = append(b.ends, len(b.buf))
+		b.Paths = append(b.Paths, path)
+		b.Lines = append(b.Lines, lines.line)
+	}
+	return false
 }

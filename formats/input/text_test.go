@@ -3,6 +3,8 @@ package input
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -394,4 +396,66 @@ func FuzzTextReader(f *testing.F) {
 		}
 		equalDocs(t, got, want)
 	})
+}
+
+// TestNextBatchMatchesNext reads random text files, with blank lines, CRLF
+// endings, a byte-order mark, a last line without a newline, an empty file
+// and, last, a line over the limit, through NextBatch at several batch
+// sizes, and checks that the batches hold exactly the documents Next gives,
+// with their ordinals, and end with the same error.
+func TestNextBatchMatchesNext(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	dir := t.TempDir()
+	words := []string{"a", "bb", "ccc", "dddd", " ", "\t", "é", "\xef\xbb\xbf"}
+	var paths []string
+	for i := range 6 {
+		var b strings.Builder
+		if i == 1 {
+			b.WriteString("\xef\xbb\xbf")
+		}
+		for range r.IntN(200) {
+			for range r.IntN(6) {
+				b.WriteString(words[r.IntN(len(words))])
+			}
+			b.WriteString([]string{"\n", "\r\n", "\n\n"}[r.IntN(3)])
+		}
+		if i == 2 {
+			b.WriteString("no newline at the end")
+		}
+		if i == 3 {
+			b.Reset()
+		}
+		if i == 5 {
+			b.WriteString(strings.Repeat("x", 50) + "\nafter\n")
+		}
+		paths = append(paths, writeFile(t, dir, fmt.Sprintf("f%d.txt", i), []byte(b.String())))
+	}
+	opt := Options{MaxLineBytes: 40}
+	want, wr := readAll(paths, opt)
+	if !errors.Is(wr.Err(), ErrLineTooLong) || len(want) < 100 {
+		t.Fatalf("Next read %d documents, then %v; want many, then a line too long", len(want), wr.Err())
+	}
+	for _, maxBytes := range []int{1, 7, 64, 1 << 20} {
+		br := NewReader(paths, opt)
+		var got []doc
+		var b Batch
+		for br.NextBatch(&b, maxBytes) {
+			if b.Seq != int64(len(got)) {
+				t.Fatalf("maxBytes %d: batch Seq %d after %d documents", maxBytes, b.Seq, len(got))
+			}
+			size := 0
+			for i, d := range b.Docs {
+				got = append(got, doc{string(d), b.Paths[i], b.Lines[i]})
+				size += len(d)
+			}
+			if len(b.Docs) > 1 && size > maxBytes {
+				t.Fatalf("maxBytes %d: a batch of %d documents holds %d bytes", maxBytes, len(b.Docs), size)
+			}
+		}
+		equalDocs(t, got, want)
+		if br.Err() == nil || br.Err().Error() != wr.Err().Error() {
+			t.Errorf("maxBytes %d: NextBatch ends with %v, Next with %v", maxBytes, br.Err(), wr.Err())
+		}
+		br.Close()
+	}
 }
