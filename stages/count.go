@@ -385,7 +385,7 @@ type countWorker struct {
 // countText reads, tokenizes and counts the corpus of cfg.Input; it returns
 // the corpus's fingerprints.
 func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index *tokenize.Index, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
-	r, err := cfg.Input.open(cfg.Progress)
+	r, _, err := cfg.Input.open(cfg.Progress)
 	if err != nil {
 		return nil, err
 	}

@@ -54,22 +54,24 @@ func (t TextInput) Validate() error {
 }
 
 // open expands the input paths and opens a document reader over them,
-// reporting its reading to p (if not nil).
-func (t TextInput) open(p ReadProgress) (*input.Reader, error) {
+// reporting its reading to p (if not nil); it also returns the inputs' size
+// as stored (0 if unknown: standard input).
+func (t TextInput) open(p ReadProgress) (*input.Reader, int64, error) {
 	opts, err := t.options()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	paths, err := input.Expand(t.Paths)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	r := input.NewReader(paths, opts)
+	size := rawSize(paths)
 	if p != nil {
-		p.SetTotal(rawSize(paths))
+		p.SetTotal(size)
 		r.OnRead(p.Add)
 	}
-	return r, nil
+	return r, size, nil
 }
 
 // ReadProgress follows a stage's reading of its input files, counted in raw

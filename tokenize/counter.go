@@ -43,8 +43,12 @@ type recentEntry struct {
 }
 
 // NewCounter returns an empty Counter.
-func NewCounter() *Counter {
-	return &Counter{tab: newStrtab(0), recent: new([recentSize]recentEntry)}
+func NewCounter() *Counter { return NewCounterSize(0) }
+
+// NewCounterSize returns an empty Counter with room for about n distinct
+// tokens before its table grows.
+func NewCounterSize(n int) *Counter {
+	return &Counter{tab: newStrtab(max(n, 0)), recent: new([recentSize]recentEntry)}
 }
 
 // Add counts each token once. It allocates only to store tokens not seen

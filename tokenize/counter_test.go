@@ -273,3 +273,23 @@ func ExampleIndex() {
 	// sat 2 true
 	// dog -1 false
 }
+
+// TestCounterSize: a Counter made for n tokens takes n distinct tokens
+// without growing its table, and counts them as any Counter does.
+func TestCounterSize(t *testing.T) {
+	const n = 5000
+	sized, grown := NewCounterSize(n), NewCounter()
+	slots := len(sized.tab.slots)
+	for i := range n {
+		tok := fmt.Appendf(nil, "tok%d", i)
+		if a, b := sized.AddID(tok), grown.AddID(tok); a != b {
+			t.Fatalf("token %d: id %d in the sized Counter, %d in the other", i, a, b)
+		}
+	}
+	if len(sized.tab.slots) != slots {
+		t.Errorf("the table for %d tokens grew from %d to %d slots", n, slots, len(sized.tab.slots))
+	}
+	if len(grown.tab.slots) <= minSlots {
+		t.Errorf("the unsized table did not grow: %d slots", len(grown.tab.slots))
+	}
+}
