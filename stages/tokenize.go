@@ -201,12 +201,12 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 // distinctGuess guesses how many distinct tokens a corpus of rawBytes
 // holds, so that the corpus-wide table can start near its final size
 // rather than double its way there (rehashing took 3.5 % of tokenize on
-// bench-raw; starting at its size made two threads 3.8 % faster). Heaps'
-// law as bench-raw gives it (322 thousand distinct tokens in 72 MB, 38
-// times the square root of the bytes) is taken a sixth lower, so that
-// compressed and repetitive inputs, and the rest, seldom get a table
-// larger than they fill, and capped at a million tokens (32 MiB), which
-// bounds what a wrong guess wastes.
+// bench-raw; with the guess, tokenize on two threads takes 3 % less CPU).
+// Heaps' law as bench-raw gives it (322 thousand distinct tokens in 72 MB, 38
+// times the square root of the bytes) is taken a sixth lower, so that a
+// table seldom starts larger than its corpus fills (a compressed or
+// repetitive corpus fills less), and capped at a million tokens (32 MiB of
+// slots), which bounds what a wrong guess wastes.
 func distinctGuess(rawBytes int64) int {
 	return int(min(32*math.Sqrt(float64(rawBytes)), 1<<20))
 }
@@ -215,8 +215,11 @@ func distinctGuess(rawBytes int64) int {
 func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, distinct int) (*tokenize.Counter, error) {
 	counters := make([]*tokenize.Counter, len(tokenizers))
 	for w := range counters {
-		counters[w] = tokenize.NewCounterSize(distinct)
+		counters[w] = tokenize.NewCounter()
 	}
+	// The first takes in the others' tokens at the end: it alone is made
+	// for the corpus's.
+	counters[0] = tokenize.NewCounterSize(distinct)
 	err := fanOut(ctx, r, len(tokenizers), func(w int, b *input.Batch) error {
 		tk, counter := tokenizers[w], counters[w]
 		var toks [][]byte
