@@ -67,14 +67,13 @@ type Counter struct {
 // Memory layout. Of the budget M, the vocabulary-sized tables (negative
 // sampling, subsampling, partition map: about 48 bytes per token) come off
 // the top. Of the rest, 3/4 is shared equally by the accumulators, each
-// spending at most a quarter of its share (and with the others 8 MiB in
-// all) on the dense table and the rest
-// on the pair buffer (8 bytes per pair, 8 of radix scratch, 4 for the
-// transposition index); the remaining 1/4 serves the merge workers (about
-// 17 bytes per token each for tallies, plus the cursors' read buffers).
-// Accumulator buffers are released before the merge starts, which then
-// sums the dense tables into one of uint64 (at most 2/3 of one
-// accumulator's share).
+// spending at most a quarter of its share on the dense table (and all of
+// them 8 MiB at most) and the rest on the pair buffer (8 bytes per pair, 8
+// of radix scratch, 4 for the transposition index); the remaining 1/4
+// serves the merge workers (about 17 bytes per token each for tallies,
+// plus the cursors' read buffers). Accumulator buffers are released before
+// the merge starts, which then sums the dense tables into one of uint64 (at
+// most 2/3 of one accumulator's share).
 const (
 	tableBytesPerToken  = 48
 	mergeBytesPerToken  = 17
