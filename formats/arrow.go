@@ -230,22 +230,8 @@ type CountsStreamWriter struct {
 
 // WriteColumns appends the rows of cols, as Write does.
 func (w CountsStreamWriter) WriteColumns(cols *CountColumns) error {
-	if w.done {
-		return errors.New("formats: write to a closed stream")
-	}
 	enc := w.enc.(*countsEncoder)
-	for i := 0; i < cols.Len(); {
-		n := min(cols.Len()-i, StreamBatchRows-w.pending)
-		enc.appendColumns(cols, i, i+n)
-		w.pending += n
-		i += n
-		if w.pending == StreamBatchRows {
-			if err := w.flush(arrow.Metadata{}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return w.fill(cols.Len(), func(i, j int) { enc.appendColumns(cols, i, j) })
 }
 
 // CreateVocabStream starts an Arrow stream of vocabulary rows on w.
@@ -272,14 +258,20 @@ func createStream[T any](w io.Writer, meta Meta, codec *rowCodec[T]) (*StreamWri
 // Write appends rows, sending a record batch whenever StreamBatchRows are
 // pending.
 func (w *StreamWriter[T]) Write(rows []T) error {
+	return w.fill(len(rows), func(i, j int) { w.enc.add(rows[i:j]) })
+}
+
+// fill adds n rows to the pending batch, sending each batch as it fills:
+// add encodes rows [i, j) of the caller's.
+func (w *StreamWriter[T]) fill(n int, add func(i, j int)) error {
 	if w.done {
 		return errors.New("formats: write to a closed stream")
 	}
-	for len(rows) > 0 {
-		n := min(len(rows), StreamBatchRows-w.pending)
-		w.enc.add(rows[:n])
-		w.pending += n
-		rows = rows[n:]
+	for i := 0; i < n; {
+		k := min(n-i, StreamBatchRows-w.pending)
+		add(i, i+k)
+		w.pending += k
+		i += k
 		if w.pending == StreamBatchRows {
 			if err := w.flush(arrow.Metadata{}); err != nil {
 				return err

@@ -194,35 +194,27 @@ func (w *CountsWriter) failed() error {
 
 // Write appends rows, which must continue the sorted order.
 func (w *CountsWriter) Write(rows []CountRow) error {
-	if w.ended {
-		return fmt.Errorf("writing %s: write after Close or Abort", w.file.Name())
-	}
-	for len(rows) > 0 {
-		p := w.cur
-		n := min(len(rows), countsPageRows-p.Len())
-		p.AppendRows(rows[:n])
-		rows = rows[n:]
-		if p.Len() == countsPageRows {
-			if err := w.send(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return w.fill(len(rows), func(p *countsPage, i, j int) { p.AppendRows(rows[i:j]) })
 }
 
 // WriteColumns appends the rows of cols, which must continue the sorted
 // order; it is Write for rows already held as columns, which it copies
 // column by column.
 func (w *CountsWriter) WriteColumns(cols *CountColumns) error {
+	return w.fill(cols.Len(), func(p *countsPage, i, j int) { p.appendColumns(cols, i, j) })
+}
+
+// fill adds n rows to the pages, sending each page as it fills: add
+// appends rows [i, j) of the caller's to page p.
+func (w *CountsWriter) fill(n int, add func(p *countsPage, i, j int)) error {
 	if w.ended {
 		return fmt.Errorf("writing %s: write after Close or Abort", w.file.Name())
 	}
-	for i := 0; i < cols.Len(); {
+	for i := 0; i < n; {
 		p := w.cur
-		n := min(cols.Len()-i, countsPageRows-p.Len())
-		p.appendColumns(cols, i, i+n)
-		i += n
+		k := min(n-i, countsPageRows-p.Len())
+		add(p, i, i+k)
+		i += k
 		if p.Len() == countsPageRows {
 			if err := w.send(); err != nil {
 				return err

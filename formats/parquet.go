@@ -136,6 +136,17 @@ type Reader[T any] struct {
 // schema (name and major version, e.g. "pwe.counts/1") and every column of T
 // with a matching type.
 func Open[T any](path, schema string) (*Reader[T], error) {
+	r, err := openChecked[T](path, schema)
+	if err != nil {
+		return nil, err
+	}
+	r.r = parquet.NewGenericReader[T](r.pf)
+	return r, nil
+}
+
+// openChecked opens the file as Open does, without the row reader, for a
+// caller that reads the columns itself.
+func openChecked[T any](path, schema string) (*Reader[T], error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -163,7 +174,6 @@ func Open[T any](path, schema string) (*Reader[T], error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r.r = parquet.NewGenericReader[T](pf)
 	return r, nil
 }
 
@@ -228,7 +238,9 @@ func (r *Reader[T]) Read(buf []T) (int, error) {
 
 // Close releases the file.
 func (r *Reader[T]) Close() error {
-	r.r.Close()
+	if r.r != nil {
+		r.r.Close()
+	}
 	return r.f.Close()
 }
 

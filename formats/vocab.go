@@ -58,7 +58,7 @@ func CreateVocab(path string, meta Meta) (*Writer[VocabRow], error) {
 // ReadVocab reads vocab.parquet and checks that ids run 0..V-1 in order,
 // tokens are unique non-empty UTF-8 and counts are non-negative.
 func ReadVocab(path string) ([]VocabRow, Meta, error) {
-	r, err := Open[VocabRow](path, SchemaVocab)
+	r, err := openChecked[VocabRow](path, SchemaVocab)
 	if err != nil {
 		return nil, Meta{}, err
 	}

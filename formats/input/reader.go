@@ -221,18 +221,10 @@ func (r *Reader) NextBatch(b *Batch, maxBytes int) bool {
 		if !r.Next() {
 			break
 		}
-		d := r.doc
-		if len(b.ends) > 0 && len(b.buf)+len(d.Text) > maxBytes {
+		if d := r.doc; !b.take(d.Text, d.Path, d.Line, r.ndocs-1, maxBytes) {
 			r.held = true
 			break
 		}
-		if len(b.ends) == 0 {
-			b.Seq = r.ndocs - 1
-		}
-		b.buf = append(b.buf, d.Text...)
-		b.ends = append(b.ends, len(b.buf))
-		b.Paths = append(b.Paths, d.Path)
-		b.Lines = append(b.Lines, d.Line)
 	}
 	// Slices are cut only now: appending may have moved the buffer.
 	start := 0
@@ -257,18 +249,27 @@ func (r *Reader) appendLines(src *textSource, b *Batch, maxBytes int) bool {
 			continue
 		}
 		r.ndocs++
-		if len(b.ends) > 0 && len(b.buf)+len(t) > maxBytes {
+		if !b.take(t, path, lines.line, r.ndocs-1, maxBytes) {
 			r.doc = Document{Text: t, Path: path, Line: lines.line}
 			r.held = true
 			return true
 		}
-		if len(b.ends) == 0 {
-			b.Seq = r.ndocs - 1
-		}
-		b.buf = append(b.buf, t...)
-		b.ends = append(b.ends, len(b.buf))
-		b.Paths = append(b.Paths, path)
-		b.Lines = append(b.Lines, lines.line)
 	}
 	return false
+}
+
+// take appends a document, the seq-th of the Reader, unless the batch holds
+// one already and the text would take it past maxBytes.
+func (b *Batch) take(text []byte, path string, line, seq int64, maxBytes int) bool {
+	if len(b.ends) > 0 && len(b.buf)+len(text) > maxBytes {
+		return false
+	}
+	if len(b.ends) == 0 {
+		b.Seq = seq
+	}
+	b.buf = append(b.buf, text...)
+	b.ends = append(b.ends, len(b.buf))
+	b.Paths = append(b.Paths, path)
+	b.Lines = append(b.Lines, line)
+	return true
 }

@@ -15,9 +15,9 @@ import (
 // no-op, so `defer f.Abort()` is the usual pattern.
 type File struct {
 	*os.File
-	final  string
-	synced bool // Finish has closed the file
-	done   bool
+	final    string
+	finished bool // Finish has closed the file
+	done     bool
 	// written counts the bytes Write has written, the first started of
 	// which have been handed to the system's writeback.
 	written, started int64
@@ -68,10 +68,10 @@ func (f *File) Name() string { return f.final }
 // another, and still publish them in order. After a failed Finish the file
 // is discarded.
 func (f *File) Finish() error {
-	if f.done || f.synced {
+	if f.done || f.finished {
 		return errors.New("atomicfile: finish of a finished file")
 	}
-	f.synced = true
+	f.finished = true
 	err := f.File.Sync()
 	if cerr := f.File.Close(); err == nil {
 		err = cerr
@@ -90,7 +90,7 @@ func (f *File) Commit() error {
 	if f.done {
 		return errors.New("atomicfile: commit of a finished file")
 	}
-	if !f.synced {
+	if !f.finished {
 		if err := f.Finish(); err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
-	if !f.synced {
+	if !f.finished {
 		f.File.Close()
 	}
 	os.Remove(f.File.Name())
