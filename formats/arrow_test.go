@@ -147,8 +147,7 @@ func TestVocabStreamRoundTrip(t *testing.T) {
 	}
 	for i := range rows {
 		a, b := rows[i], got[i]
-		if a.TokenID != b.TokenID || a.Token != b.Token || a.Count != b.Count || (a.ExternalID == nil) != (b.ExternalID == nil) ||
-			a.ExternalID != nil && *a.ExternalID != *b.ExternalID {
+		if !sameVocabRow(a, b) {
 			t.Errorf("row %d: read %+v, wrote %+v", i, b, a)
 		}
 	}

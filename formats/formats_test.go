@@ -33,8 +33,7 @@ func TestVocabRoundTrip(t *testing.T) {
 	}
 	for i := range rows {
 		a, b := rows[i], got[i]
-		if a.TokenID != b.TokenID || a.Token != b.Token || a.Count != b.Count || (a.ExternalID == nil) != (b.ExternalID == nil) ||
-			a.ExternalID != nil && *a.ExternalID != *b.ExternalID {
+		if !sameVocabRow(a, b) {
 			t.Errorf("row %d: read %+v, wrote %+v", i, b, a)
 		}
 	}
@@ -45,6 +44,13 @@ func TestVocabRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(meta.Config.(json.RawMessage), &back); err != nil || back["seed"] != 9.0 {
 		t.Errorf("config round trip: %v %v", back, err)
 	}
+}
+
+// sameVocabRow reports whether two rows are equal, their external ids
+// compared by value.
+func sameVocabRow(a, b VocabRow) bool {
+	return a.TokenID == b.TokenID && a.Token == b.Token && a.Count == b.Count && (a.ExternalID == nil) == (b.ExternalID == nil) &&
+		(a.ExternalID == nil || *a.ExternalID == *b.ExternalID)
 }
 
 func TestReadVocabRejects(t *testing.T) {
@@ -298,8 +304,7 @@ func TestReadVocabColumns(t *testing.T) {
 		}
 		for i := range rows {
 			a, b := want[i], got[i]
-			if a.TokenID != b.TokenID || a.Token != b.Token || a.Count != b.Count || (a.ExternalID == nil) != (b.ExternalID == nil) ||
-				a.ExternalID != nil && *a.ExternalID != *b.ExternalID || b.Token != rows[i].Token {
+			if !sameVocabRow(a, b) || b.Token != rows[i].Token {
 				t.Fatalf("%s row %d: read %+v, the row reader %+v", p, i, b, a)
 			}
 		}
