@@ -26,6 +26,19 @@ type Counter struct {
 	// of the hash table: a token of up to 7 bytes is its slot body
 	// (inlineBody), so one compare finds it, without hashing or probing.
 	recent *[recentSize]recentEntry
+	// misses is AddIDs's list of the tokens of a block that the cache did
+	// not find.
+	misses []miss
+	// touched keeps the loads AddIDs makes ahead of time from being
+	// optimised away.
+	touched uint64
+}
+
+// A miss is a token that AddIDs looks up in the table: its index in the
+// block and its hash.
+type miss struct {
+	i int
+	h uint64
 }
 
 // The cache has recentSize entries of 16 bytes: 256 KiB. On bench-raw, 86 %
@@ -68,6 +81,51 @@ func (c *Counter) AddCount(tok []byte, n int64) { c.add(tok, n) }
 // afterwards. Merge keeps the ids of the Counter merged into.
 func (c *Counter) AddID(tok []byte) uint32 { return uint32(c.add(tok, 1)) }
 
+// AddIDs counts each token once and appends their ids, those AddID would
+// return one at a time, to dst.
+//
+// It takes the tokens in blocks. The cache settles most of a block's tokens
+// in a first pass, which also hashes the others and loads their home slots
+// of the table; the second pass then finds those in order. The table is
+// larger than the caches, so a lookup mostly waits on memory: loaded one
+// after another, the slots of a block wait one at a time, loaded together
+// in the first pass, they wait together. On bench-raw that made tokenize on
+// one thread 3 % cheaper. (The same for the distinct tokens of the batches
+// of several threads saved nothing measurable.)
+func (c *Counter) AddIDs(dst []uint32, tokens [][]byte) []uint32 {
+	for len(tokens) > 0 {
+		blk := tokens[:min(len(tokens), addBlock)]
+		tokens = tokens[len(blk):]
+		k := len(dst)
+		dst = slices.Grow(dst, len(blk))[:k+len(blk)]
+		out := dst[k:]
+		misses := c.misses[:0]
+		var touched uint64
+		for i, tok := range blk {
+			if len(tok) <= maxInline {
+				body := inlineBody(tok)
+				if e := &c.recent[(body*0x9E3779B97F4A7C15)>>(64-recentBits)]; e.body == body {
+					c.counts[e.id]++
+					out[i] = uint32(e.id)
+					continue
+				}
+			}
+			h := c.tab.hash(tok)
+			touched += c.tab.slots[c.tab.home(h)].head
+			misses = append(misses, miss{i, h})
+		}
+		for _, m := range misses {
+			out[m.i] = uint32(c.addHashed(blk[m.i], m.h))
+		}
+		c.misses = misses
+		c.touched += touched
+	}
+	return dst
+}
+
+// addBlock is the number of tokens AddIDs takes at a time.
+const addBlock = 256
+
 // AddCountID counts tok n times and returns its id, as AddID does.
 func (c *Counter) AddCountID(tok []byte, n int64) uint32 { return uint32(c.add(tok, n)) }
 
@@ -99,6 +157,22 @@ func (c *Counter) add(tok []byte, n int64) int {
 	c.counts[id] += n
 	if e != nil {
 		*e = recentEntry{body, int64(id)}
+	}
+	return id
+}
+
+// addHashed counts tok, whose hash is h, once in the table and puts it in the
+// cache if it is short; it returns its id.
+func (c *Counter) addHashed(tok []byte, h uint64) int {
+	slot, id := c.tab.find(tok, h)
+	if id < 0 {
+		c.counts = append(c.counts, 0)
+		id = c.tab.insert(tok, h, slot)
+	}
+	c.counts[id]++
+	if len(tok) <= maxInline {
+		body := inlineBody(tok)
+		c.recent[(body*0x9E3779B97F4A7C15)>>(64-recentBits)] = recentEntry{body, int64(id)}
 	}
 	return id
 }

@@ -293,3 +293,47 @@ func TestCounterSize(t *testing.T) {
 		t.Errorf("the unsized table did not grow: %d slots", len(grown.tab.slots))
 	}
 }
+
+// TestAddIDsMatchesAddID checks the batched lookup against AddID one token
+// at a time: the same ids, counts and tokens, over calls of every size
+// around the block, with tokens too long to be inline or cached, and a
+// token repeated within a block before the table knows it.
+func TestAddIDsMatchesAddID(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	toks := randomTokens(rng, 30000)
+	for i := range toks {
+		switch i % 7 {
+		case 0:
+			toks[i] = append(toks[i], "-longer"...)
+		case 3:
+			toks[i] = []byte(strings.Repeat("y", 250+i%10) + fmt.Sprint(i%13))
+		}
+	}
+	one, many := NewCounter(), NewCounter()
+	var want, got []uint32
+	for _, tok := range toks {
+		want = append(want, one.AddID(tok))
+	}
+	got = append(got, 99) // AddIDs appends
+	for rest := toks; len(rest) > 0; {
+		n := min(len(rest), rng.IntN(3*addBlock))
+		got = many.AddIDs(got, rest[:n])
+		rest = rest[n:]
+	}
+	if got[0] != 99 || !slices.Equal(got[1:], want) {
+		for i := range want {
+			if got[i+1] != want[i] {
+				t.Fatalf("token %d %q: AddIDs gave id %d, AddID %d", i, toks[i], got[i+1], want[i])
+			}
+		}
+		t.Fatalf("AddIDs gave %d ids for %d tokens", len(got)-1, len(want))
+	}
+	if !slices.Equal(many.Counts(), one.Counts()) {
+		t.Fatal("AddIDs and AddID counted differently")
+	}
+	for id := range one.Len() {
+		if a, b := one.Token(id), many.Token(id); string(a) != string(b) {
+			t.Fatalf("id %d: AddIDs stored %q, AddID %q", id, b, a)
+		}
+	}
+}

@@ -117,10 +117,17 @@ func (t *Tokenizer) Stats() Stats { return t.stats }
 
 // Tokens appends the tokens of doc to dst and returns the extended slice.
 // The tokens alias doc or the Tokenizer's scratch space, and stay valid until
-// the next call of Tokens; copy them to keep them longer.
+// the next call of Tokens or Release; copy them to keep them longer.
 func (t *Tokenizer) Tokens(dst [][]byte, doc []byte) [][]byte {
+	t.Release()
+	return t.AppendTokens(dst, doc)
+}
+
+// AppendTokens is Tokens, except that the tokens of earlier calls of
+// AppendTokens stay valid too, until Tokens or Release is called: the
+// tokens of many documents can be gathered and counted together.
+func (t *Tokenizer) AppendTokens(dst [][]byte, doc []byte) [][]byte {
 	t.stats.Docs++
-	t.arena = t.arena[:0]
 	p := asciiPrefix(doc)
 	if p == len(doc) {
 		return t.asciiTokens(dst, doc)
@@ -155,10 +162,16 @@ func (t *Tokenizer) Tokens(dst [][]byte, doc []byte) [][]byte {
 	}
 }
 
-// replaceInvalid copies doc, whose first p bytes are ASCII, to t.valid with
-// every invalid byte replaced by U+FFFD.
+// Release lets the Tokenizer reuse the space of the tokens it returned.
+func (t *Tokenizer) Release() {
+	t.arena, t.valid = t.arena[:0], t.valid[:0]
+}
+
+// replaceInvalid appends doc, whose first p bytes are ASCII, to t.valid with
+// every invalid byte replaced by U+FFFD, and returns the copy.
 func (t *Tokenizer) replaceInvalid(doc []byte, p int) []byte {
-	out := append(t.valid[:0], doc[:p]...)
+	start := len(t.valid)
+	out := append(t.valid, doc[:p]...)
 	for i := p; i < len(doc); {
 		r, n := utf8.DecodeRune(doc[i:])
 		if r == utf8.RuneError && n == 1 {
@@ -170,7 +183,7 @@ func (t *Tokenizer) replaceInvalid(doc []byte, p int) []byte {
 		i += n
 	}
 	t.valid = out
-	return out
+	return out[start:]
 }
 
 // asciiTokens appends the tokens of an ASCII text.

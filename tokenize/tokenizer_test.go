@@ -111,6 +111,36 @@ func TestTokensReuse(t *testing.T) {
 	}
 }
 
+// TestAppendTokensKeepsEarlier checks that the tokens AppendTokens returns
+// stay as they were while later documents are tokenized, until Release:
+// folded tokens and documents with invalid UTF-8 are copied into scratch
+// space that grows rather than being reused.
+func TestAppendTokensKeepsEarlier(t *testing.T) {
+	tk := New(Options{})
+	docs := []string{"HELLO World", "ΣΊΣΥΦΟΣ héllo", "bad \xff UTF-8 Here", "plain text",
+		strings.Repeat("Long Words And \xfe More ", 200), "ÉTÉ \xc3 x", "THE END"}
+	var want []string
+	for _, d := range docs {
+		ref, _ := refTokens(Options{}, []byte(d))
+		want = append(want, ref...)
+	}
+	for round := range 3 {
+		var got [][]byte
+		for _, d := range docs {
+			got = tk.AppendTokens(got, []byte(d))
+		}
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d tokens, want %d", round, len(got), len(want))
+		}
+		for i := range want {
+			if string(got[i]) != want[i] {
+				t.Fatalf("round %d: token %d is %q after the later documents, want %q", round, i, got[i], want[i])
+			}
+		}
+		tk.Release()
+	}
+}
+
 func TestOptionsValidate(t *testing.T) {
 	err := Options{MinLength: -1}.Validate()
 	if !errors.Is(err, ErrOptions) {
