@@ -248,6 +248,9 @@ type tokenBatch struct {
 	ends    []int32 // distinct token i is text[ends[i-1]:ends[i]]
 	counts  []int64
 	global  []uint32 // the stream's id of each distinct token
+	// distinct holds the distinct tokens as slices of text, for the
+	// corpus-wide Counter.
+	distinct [][]byte
 }
 
 // tokenizeToStream counts the tokens of r and writes them to stream as ids,
@@ -316,13 +319,15 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 		tb.counts = append(tb.counts[:0], local.Counts()...)
 		return nil
 	}, func(tb *tokenBatch) error {
-		global := tb.global[:0]
+		distinct := tb.distinct[:0]
 		start := int32(0)
-		for i, end := range tb.ends {
-			global = append(global, counter.AddCountID(tb.text[start:end], tb.counts[i]))
+		for _, end := range tb.ends {
+			distinct = append(distinct, tb.text[start:end])
 			start = end
 		}
-		tb.global = global
+		tb.distinct = distinct
+		tb.global = counter.AddCountIDs(tb.global[:0], distinct, tb.counts)
+		global := tb.global
 		for i, id := range tb.ids {
 			tb.ids[i] = global[id]
 		}

@@ -294,13 +294,14 @@ func TestCounterSize(t *testing.T) {
 	}
 }
 
-// TestAddIDsMatchesAddID checks the batched lookup against AddID one token
-// at a time: the same ids, counts and tokens, over calls of every size
-// around the block, with tokens too long to be inline or cached, and a
-// token repeated within a block before the table knows it.
+// TestAddIDsMatchesAddID checks the batched lookups against AddID and
+// AddCountID one token at a time: the same ids, counts and tokens, over
+// calls of every size around the block, with tokens too long to be inline
+// or cached, and a token repeated within a block before the table knows it.
 func TestAddIDsMatchesAddID(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	toks := randomTokens(rng, 30000)
+	counts := make([]int64, len(toks))
 	for i := range toks {
 		switch i % 7 {
 		case 0:
@@ -308,32 +309,43 @@ func TestAddIDsMatchesAddID(t *testing.T) {
 		case 3:
 			toks[i] = []byte(strings.Repeat("y", 250+i%10) + fmt.Sprint(i%13))
 		}
+		counts[i] = 1 + rng.Int64N(5)
 	}
-	one, many := NewCounter(), NewCounter()
-	var want, got []uint32
-	for _, tok := range toks {
-		want = append(want, one.AddID(tok))
-	}
-	got = append(got, 99) // AddIDs appends
-	for rest := toks; len(rest) > 0; {
-		n := min(len(rest), rng.IntN(3*addBlock))
-		got = many.AddIDs(got, rest[:n])
-		rest = rest[n:]
-	}
-	if got[0] != 99 || !slices.Equal(got[1:], want) {
-		for i := range want {
-			if got[i+1] != want[i] {
-				t.Fatalf("token %d %q: AddIDs gave id %d, AddID %d", i, toks[i], got[i+1], want[i])
+	for _, weighted := range []bool{false, true} {
+		one, many := NewCounter(), NewCounter()
+		var want []uint32
+		for i, tok := range toks {
+			if weighted {
+				want = append(want, one.AddCountID(tok, counts[i]))
+			} else {
+				want = append(want, one.AddID(tok))
 			}
 		}
-		t.Fatalf("AddIDs gave %d ids for %d tokens", len(got)-1, len(want))
-	}
-	if !slices.Equal(many.Counts(), one.Counts()) {
-		t.Fatal("AddIDs and AddID counted differently")
-	}
-	for id := range one.Len() {
-		if a, b := one.Token(id), many.Token(id); string(a) != string(b) {
-			t.Fatalf("id %d: AddIDs stored %q, AddID %q", id, b, a)
+		got := []uint32{99} // the ids are appended
+		for start := 0; start < len(toks); {
+			end := min(len(toks), start+rng.IntN(3*addBlock))
+			if weighted {
+				got = many.AddCountIDs(got, toks[start:end], counts[start:end])
+			} else {
+				got = many.AddIDs(got, toks[start:end])
+			}
+			start = end
+		}
+		if got[0] != 99 || len(got) != len(want)+1 {
+			t.Fatalf("weighted %v: %d ids after the one there for %d tokens", weighted, len(got)-1, len(want))
+		}
+		for i := range want {
+			if got[i+1] != want[i] {
+				t.Fatalf("weighted %v, token %d %q: id %d in a block, %d alone", weighted, i, toks[i], got[i+1], want[i])
+			}
+		}
+		if !slices.Equal(many.Counts(), one.Counts()) {
+			t.Fatalf("weighted %v: the counts differ", weighted)
+		}
+		for id := range one.Len() {
+			if a, b := one.Token(id), many.Token(id); string(a) != string(b) {
+				t.Fatalf("weighted %v, id %d: %q in blocks, %q alone", weighted, id, b, a)
+			}
 		}
 	}
 }
