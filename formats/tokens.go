@@ -120,19 +120,17 @@ func (w *TokenStreamWriter) WriteChunk(docLens []int32, ids []uint32) error {
 	p := len(b)
 	b = slices.Grow(b, binary.MaxVarintLen32*len(ids))[:p+binary.MaxVarintLen32*len(ids)]
 	for _, id := range ids {
-		switch {
-		case id < 1<<7:
-			b[p] = byte(id)
-			p++
-		case id < 1<<14:
-			b[p], b[p+1] = byte(id)|0x80, byte(id>>7)
-			p += 2
-		case id < 1<<21:
-			b[p], b[p+1], b[p+2] = byte(id)|0x80, byte(id>>7)|0x80, byte(id>>14)
-			p += 3
-		default:
+		if id >= 1<<21 {
 			p += binary.PutUvarint(b[p:], uint64(id))
+			continue
 		}
+		// One to three bytes without a branch on the length, which is as
+		// good as random: four bytes are stored, and p moves past one, two
+		// or three of them.
+		c0, c1 := b2u32(id >= 1<<7), b2u32(id >= 1<<14)
+		x := id&0x7f | id<<1&0x7f00 | id<<2&0x7f0000 | c0<<7 | c1<<15
+		binary.LittleEndian.PutUint32(b[p:], x)
+		p += 1 + int(c0+c1)
 	}
 	b = b[:p]
 	payload := b[8:]
@@ -581,14 +579,20 @@ func (c *TokenChunk) Decode() error {
 	ids := c.IDs[:nids]
 	limit := uint64(s.DictLen)
 	for i := range ids {
-		// One or two bytes, the common cases, inline: next is not inlined.
+		// Ids of one to three bytes, nearly all of them, are decoded from
+		// four bytes without a branch on their length, which is as good as
+		// random; next does the rest and the last few bytes.
 		var v uint64
-		if r.p+1 < len(b) && b[r.p]|b[r.p+1] < 0x80 {
-			v = uint64(b[r.p])
-			r.p++
-		} else if r.p+1 < len(b) && b[r.p+1] < 0x80 {
-			v = uint64(b[r.p]&0x7f) | uint64(b[r.p+1])<<7
-			r.p += 2
+		if r.p+4 <= len(b) {
+			x := binary.LittleEndian.Uint32(b[r.p:])
+			c0 := x >> 7 & 1
+			c1 := x >> 15 & c0
+			if x>>23&c1 == 0 {
+				v = uint64(x&0x7f | x>>1&(0x7f<<7)&-c0 | x>>2&(0x7f<<14)&-c1)
+				r.p += 1 + int(c0+c1)
+			} else if v, ok = r.next(); !ok {
+				return s.errorf(c.Offset, "id %d of the chunk is cut short", i)
+			}
 		} else if v, ok = r.next(); !ok {
 			return s.errorf(c.Offset, "id %d of the chunk is cut short", i)
 		}
@@ -602,4 +606,13 @@ func (c *TokenChunk) Decode() error {
 	}
 	c.IDs = ids
 	return nil
+}
+
+// b2u32 is 1 for true and 0 for false, without a branch.
+func b2u32(b bool) uint32 {
+	var x uint32
+	if b {
+		x = 1
+	}
+	return x
 }

@@ -599,20 +599,54 @@ func tsTrailer(meta map[string]string, tokens []string, counts []uint64) []byte 
 // layout, encoded independently.
 func TestTokenStreamLayout(t *testing.T) {
 	s := tsStream{
-		chunks: []tsChunk{{[]int32{2, 0, 1}, []uint32{0, 2, 1}}, {}, {[]int32{0}, nil}},
+		chunks: []tsChunk{{[]int32{2, 0, 1}, []uint32{0, 2, 1}}, {}, {[]int32{0}, nil},
+			// An id of every varint width, around each width's limits.
+			{[]int32{0, 12}, []uint32{0x7f, 0x80, 1<<14 - 1, 1 << 14, 1<<21 - 1, 1 << 21, 1<<28 - 1, 1 << 28, math.MaxUint32, 0, 0x80, 1 << 14}}},
 		tokens: [][]byte{[]byte("a"), nil, []byte("é")},
 		counts: []int64{300, 0, 1 << 62},
 		meta:   Meta{Version: "v1", CreatedAt: "2024-01-02T03:04:05Z", Stats: map[string]int{"documents": 4}},
 	}
 	got := tsBytes(t, s)
 	want := tsEncode(
-		[][]byte{tsUvarints(3, 3, 2, 0, 1, 0, 2, 1), tsUvarints(0, 0), tsUvarints(1, 0, 0)},
+		[][]byte{tsUvarints(3, 3, 2, 0, 1, 0, 2, 1), tsUvarints(0, 0), tsUvarints(1, 0, 0),
+			tsUvarints(2, 12, 0, 12, 0x7f, 0x80, 1<<14-1, 1<<14, 1<<21-1, 1<<21, 1<<28-1, 1<<28, math.MaxUint32, 0, 0x80, 1<<14)},
 		tsTrailer(map[string]string{
 			"pwe.schema": TokenStreamSchema, "pwe.version": "v1",
 			"pwe.created_at": "2024-01-02T03:04:05Z", "pwe.stats": `{"documents":4}`,
 		}, []string{"a", "", "é"}, []uint64{300, 0, 1 << 62}))
 	if !bytes.Equal(got, want) {
 		t.Errorf("the writer wrote\n%q\nthe layout is\n%q", got, want)
+	}
+}
+
+// TestTokenStreamOverlongIDs reads ids written with more bytes than they
+// need, which encoding/binary's uvarint accepts, in the middle of a chunk
+// and at its end, where fewer than four bytes are left.
+func TestTokenStreamOverlongIDs(t *testing.T) {
+	meta := map[string]string{"pwe.schema": TokenStreamSchema}
+	tokens := make([]string, 300)
+	counts := make([]uint64, len(tokens))
+	for i := range tokens {
+		tokens[i] = fmt.Sprint(i)
+	}
+	ids := [][]byte{{0x80, 0x00}, {0xff, 0x80, 0x00}, {0x85, 0x80, 0x80, 0x00}, {0x81, 0x01}, {0x82, 0x80, 0x00}}
+	want := []uint32{0, 127, 5, 129, 2}
+	payload := tsUvarints(1, 2*uint64(len(ids)), 2*uint64(len(ids)))
+	for range 2 {
+		for _, id := range ids {
+			payload = append(payload, id...)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "overlong.tokens")
+	if err := os.WriteFile(path, tsEncode([][]byte{payload}, tsTrailer(meta, tokens, counts)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, got, stage, err := tsRead(path)
+	if err != nil {
+		t.Fatalf("%s: %v", stage, err)
+	}
+	if len(got) != 1 || !slices.Equal(got[0].ids, append(want, want...)) {
+		t.Fatalf("decoded %+v, want the ids %v twice", got, want)
 	}
 }
 
