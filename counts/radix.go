@@ -2,6 +2,7 @@ package counts
 
 const (
 	radixMaxWidth = 11
+	radixBuckets  = 1 << radixMaxWidth
 	radixMaxPass  = (64 + radixMaxWidth - 1) / radixMaxWidth
 	// Keys of more than radixSplitBits bits are first split on their top
 	// digit, so that the rest of the sort runs bucket by bucket in cache.
@@ -22,8 +23,7 @@ func lsdHistLen(keyBits uint) int {
 		return 0
 	}
 	passes := (keyBits + radixMaxWidth - 1) / radixMaxWidth
-	width := (keyBits + passes - 1) / passes
-	return int(passes) << width
+	return int(passes) * radixBuckets
 }
 
 // radixSort sorts a, whose keys use the low keyBits bits, using tmp (same
@@ -41,22 +41,25 @@ func radixSort(a, tmp []uint64, keyBits uint, hist []uint32) (sorted, free []uin
 	if keyBits <= radixSplitBits || len(a) < 1<<radixMaxWidth {
 		return lsdSort(a, tmp, keyBits, hist)
 	}
-	const buckets = 1 << radixMaxWidth
+	const buckets, bm = radixBuckets, radixBuckets - 1
 	shift := keyBits - radixMaxWidth
-	start := hist[:buckets+1]
-	next := hist[buckets+1 : 2*buckets+1]
+	start := (*[buckets + 1]uint32)(hist[:buckets+1])
+	next := (*[buckets]uint32)(hist[buckets+1 : 2*buckets+1])
 	rest := hist[2*buckets+1:]
-	clear(start)
+	clear(start[:])
+	// The keys have keyBits bits, so masking the top digit changes
+	// nothing; it spares the bounds checks.
 	for _, k := range a {
-		start[k>>shift+1]++
+		start[k>>shift&bm+1]++
 	}
 	for b := range buckets {
 		start[b+1] += start[b]
 	}
-	copy(next, start[:buckets])
+	copy(next[:], start[:buckets])
+	out := tmp[:len(a)]
 	for _, k := range a {
-		d := k >> shift
-		tmp[next[d]] = k
+		d := k >> shift & bm
+		out[next[d]] = k
 		next[d]++
 	}
 	for b := range buckets {
@@ -79,33 +82,63 @@ func lsdSort(a, tmp []uint64, keyBits uint, hist []uint32) (sorted, free []uint6
 	}
 	passes := (keyBits + radixMaxWidth - 1) / radixMaxWidth
 	width := (keyBits + passes - 1) / passes
-	buckets := 1 << width
-	mask := uint64(buckets - 1)
-	h := hist[:int(passes)*buckets]
+	mask := uint64(1)<<width - 1
+	h := hist[:int(passes)*radixBuckets]
 	clear(h)
-	for _, k := range a {
-		for p := range passes {
-			h[int(p)*buckets+int(k>>(p*width)&mask)]++
+	// The histograms of all digits are counted in one read of the keys.
+	// Each has radixBuckets entries whatever the width, so that indices
+	// masked with radixBuckets-1 need no bounds checks, and the common
+	// numbers of digits have loops of their own: a loop over the digits
+	// inside the loop over the keys kept its counters in memory.
+	const bm = radixBuckets - 1
+	digit := func(p uint) *[radixBuckets]uint32 {
+		return (*[radixBuckets]uint32)(h[int(p)*radixBuckets:])
+	}
+	switch passes {
+	case 1:
+		h0 := digit(0)
+		for _, k := range a {
+			h0[k&mask&bm]++
+		}
+	case 2:
+		h0, h1 := digit(0), digit(1)
+		for _, k := range a {
+			h0[k&mask&bm]++
+			h1[k>>width&mask&bm]++
+		}
+	case 3:
+		h0, h1, h2 := digit(0), digit(1), digit(2)
+		for _, k := range a {
+			h0[k&mask&bm]++
+			h1[k>>width&mask&bm]++
+			h2[k>>(2*width)&mask&bm]++
+		}
+	default:
+		for _, k := range a {
+			for p := range passes {
+				digit(p)[k>>(p*width)&mask&bm]++
+			}
 		}
 	}
 	n := uint32(len(a))
 	for p := range passes {
-		hp := h[int(p)*buckets : int(p+1)*buckets]
+		hp := digit(p)
 		shift := p * width
-		if hp[a[0]>>shift&mask] == n {
+		if hp[a[0]>>shift&mask&bm] == n {
 			continue
 		}
 		sum := uint32(0)
-		for i, c := range hp {
+		for i, c := range hp[:mask+1] {
 			hp[i] = sum
 			sum += c
 		}
+		out := tmp[:len(a)]
 		for _, k := range a {
-			d := k >> shift & mask
-			tmp[hp[d]] = k
+			d := k >> shift & mask & bm
+			out[hp[d]] = k
 			hp[d]++
 		}
-		a, tmp = tmp, a
+		a, tmp = out, a
 	}
 	return a, tmp
 }
