@@ -275,23 +275,8 @@ func (a *Accumulator) spill() error {
 	keys, vals := radixSort(a.buf[:a.n], a.tmp[:a.n], 2*c.idBits+c.dBits, a.radix)
 	a.n = 0
 
-	// Aggregate equal pairs, summing the weights of their distances.
-	dBits := c.dBits
-	dMask := uint64(1)<<dBits - 1
-	wt := c.weights
-	u := 0
-	maxVal := uint64(0)
-	for i := 0; i < len(keys); {
-		k := keys[i] >> dBits
-		var s uint64
-		for ; i < len(keys) && keys[i]>>dBits == k; i++ {
-			s += wt[keys[i]&dMask]
-		}
-		keys[u], vals[u] = k, s
-		maxVal = max(maxVal, s)
-		u++
-	}
-	keys, vals = keys[:u], vals[:u]
+	keys, vals, maxVal := aggregate(keys, vals, c.dBits, c.weights)
+	u := len(keys)
 
 	f, err := c.createRunFile()
 	if err != nil {
@@ -396,4 +381,35 @@ func (a *Accumulator) spill() error {
 	}
 	c.addRun(r, w.nBytes)
 	return nil
+}
+
+// aggregate sums the weights of the distances of equal pairs among the
+// sorted keys: it leaves each pair once in keys, without its distance, and
+// its sum at the same index of vals (as long as keys), and returns both cut
+// to the number of pairs, and the largest sum.
+//
+// A run of equal pairs is as likely to end at any key as not, so the loop
+// does not branch on it: it writes the sum so far at every key and moves on
+// to the next slot only where a run ends. The writes stay behind the reads,
+// since there are no more runs than keys.
+func aggregate(keys, vals []uint64, dBits uint, wt []uint64) (pairs, sums []uint64, maxVal uint64) {
+	if len(keys) == 0 {
+		return keys[:0], vals[:0], 0
+	}
+	vals = vals[:len(keys)]
+	dMask := uint64(1)<<dBits - 1
+	prev, s := keys[0]>>dBits, wt[keys[0]&dMask]
+	u := 0
+	for _, k := range keys[1:] {
+		pair := k >> dBits
+		next := b2u(pair != prev)
+		keys[u], vals[u] = prev, s
+		maxVal = max(maxVal, s)
+		u += int(next)
+		s = s&(next-1) + wt[k&dMask]
+		prev = pair
+	}
+	keys[u], vals[u] = prev, s
+	maxVal = max(maxVal, s)
+	return keys[:u+1], vals[:u+1], maxVal
 }
