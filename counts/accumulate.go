@@ -165,14 +165,14 @@ func (a *Accumulator) count(seq []int32) error {
 				lo, hi = y, x
 			}
 			pairs++
+			// A pair goes to the dense keys or to the buffer about as
+			// often one way as the other, so it is written to both and
+			// only one of them keeps it: a branch would be mispredicted.
 			key := uint64(hi)<<hiShift | uint64(lo)<<dBits | uint64(q-p)&dMask
-			if hi < f {
-				dk[nd] = key
-				nd++
-				continue
-			}
-			buf[n] = key
-			n++
+			dense := int(b2u(hi < f))
+			dk[nd], buf[n] = key, key
+			nd += dense
+			n += 1 - dense
 		}
 	}
 	a.n = n
