@@ -606,19 +606,24 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 }
 
 // tallyRows writes the rows of target t whose negatives were drawn into
-// the negative sampler's tally: the positive counts (cs, vs) join the
-// tally's bitsets, so that one pass over them, in increasing context order,
-// writes every row without comparing the two sides, and leaves the tally
-// empty.
+// the negative sampler's tally: the positive contexts cs join the tally's
+// bitsets, so that one pass over them, in increasing context order, writes
+// every row, and leaves the tally empty. The pass meets the positive
+// contexts in the order of cs, so it takes their counts vs from there,
+// without a branch.
 func (m *merger) tallyRows(t int32, cs []int32, vs []uint64, scale float64) error {
-	tl, pos := m.neg.tally, m.neg.pos
+	tl := m.neg.tally
 	bitset, summary, sums := tl.bitset, tl.summary, tl.sums
-	for i, x := range cs {
-		pos[x] = vs[i]
+	for _, x := range cs {
 		w := x >> 6
 		bitset[w] |= 1 << (x & 63)
 		summary[w>>6] |= 1 << (w & 63)
 	}
+	// The positive contexts come up in the pass in their order: k steps
+	// through them, past the sentinel's place never.
+	cs, vs = append(cs, math.MaxInt32), append(vs, 0)
+	m.cs, m.vs = cs, vs
+	k := 0
 	tg, cx, np, nn, n := m.open()
 	for s, sw := range summary {
 		if sw == 0 {
@@ -640,14 +645,15 @@ func (m *merger) tallyRows(t int32, cs []int32, vs []uint64, scale float64) erro
 						clear(summary)
 						clear(bitset)
 						clear(sums)
-						clear(pos)
 						return err
 					}
 					tg, cx, np, nn, n = m.open()
 				}
+				isPos := b2u(cs[k] == int32(j))
 				tg[n], cx[n] = t, int32(j)
-				np[n], nn[n] = float64(pos[j])/scale, float64(sums[j])
-				pos[j], sums[j] = 0, 0
+				np[n], nn[n] = float64(vs[k]&-isPos)/scale, float64(sums[j])
+				sums[j] = 0
+				k += int(isPos)
 				n++
 			}
 		}

@@ -134,13 +134,10 @@ type negSampler struct {
 	t     *negTable
 	draws []int32
 	tally *tally[uint32] // m <= 4.5 V draws fit uint32
-	// pos holds a target's positive counts by context while merger.tallyRows
-	// drains them with the tally; it is zero otherwise.
-	pos []uint64
 }
 
 func newNegSampler(t *negTable) *negSampler {
-	return &negSampler{t: t, tally: newTally[uint32](len(t.p)), pos: make([]uint64, len(t.p))}
+	return &negSampler{t: t, tally: newTally[uint32](len(t.p))}
 }
 
 // sample appends to (cs, ns) the contexts, in increasing order, and the
