@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math/bits"
 	"os"
 	"slices"
 
@@ -197,7 +198,14 @@ func (w *TokenStreamWriter) Close(meta Meta, tokens [][]byte, counts []int64) (e
 	if err != nil {
 		return err
 	}
-	t := binary.AppendUvarint(nil, uint64(len(js)))
+	// The trailer is sized first: grown by appending, it would copy and
+	// fault in about twice its size (megabytes for a large corpus).
+	size := uvarintLen(uint64(len(js))) + len(js) + uvarintLen(uint64(len(tokens)))
+	for i, tok := range tokens {
+		size += uvarintLen(uint64(len(tok))) + len(tok) + uvarintLen(uint64(counts[i]))
+	}
+	t := make([]byte, 0, size)
+	t = binary.AppendUvarint(t, uint64(len(js)))
 	t = append(t, js...)
 	t = binary.AppendUvarint(t, uint64(len(tokens)))
 	for i, tok := range tokens {
@@ -615,4 +623,9 @@ func b2u32(b bool) uint32 {
 		x = 1
 	}
 	return x
+}
+
+// uvarintLen is the length of x as a uvarint.
+func uvarintLen(x uint64) int {
+	return 1 + (bits.Len64(x|1)-1)/7
 }

@@ -1080,3 +1080,15 @@ func TestTokenStreamDictionaryNotHeld(t *testing.T) {
 		t.Errorf("Dictionary of a closed stream: %v; want the read error", err)
 	}
 }
+
+// TestUvarintLen compares uvarintLen with encoding/binary around every
+// length's limits.
+func TestUvarintLen(t *testing.T) {
+	for k := range 64 {
+		for _, x := range []uint64{1<<k - 1, 1 << k, 1<<k + 1, math.MaxUint64} {
+			if got, want := uvarintLen(x), tsUvarintLen(x); got != want {
+				t.Fatalf("uvarintLen(%d) = %d, want %d", x, got, want)
+			}
+		}
+	}
+}

@@ -61,7 +61,8 @@ func NewCounter() *Counter { return NewCounterSize(0) }
 // NewCounterSize returns an empty Counter with room for about n distinct
 // tokens before its table grows.
 func NewCounterSize(n int) *Counter {
-	return &Counter{tab: newStrtab(max(n, 0)), recent: new([recentSize]recentEntry)}
+	n = max(n, 0)
+	return &Counter{tab: newStrtab(n), counts: make([]int64, 0, n), recent: new([recentSize]recentEntry)}
 }
 
 // Add counts each token once. It allocates only to store tokens not seen
