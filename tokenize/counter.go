@@ -119,7 +119,7 @@ func (c *Counter) addIDs(dst []uint32, tokens [][]byte, counts []int64) []uint32
 		for i, tok := range blk {
 			if len(tok) <= maxInline {
 				body := inlineBody(tok)
-				if e := &c.recent[(body*0x9E3779B97F4A7C15)>>(64-recentBits)]; e.body == body {
+				if e := c.cached(body); e.body == body {
 					n := int64(1)
 					if ns != nil {
 						n = ns[i]
@@ -164,27 +164,14 @@ func (c *Counter) Reset() {
 
 // add counts tok n times and returns its id.
 func (c *Counter) add(tok []byte, n int64) int {
-	var e *recentEntry
-	var body uint64
 	if len(tok) <= maxInline {
-		body = inlineBody(tok)
-		e = &c.recent[(body*0x9E3779B97F4A7C15)>>(64-recentBits)]
-		if e.body == body {
+		body := inlineBody(tok)
+		if e := c.cached(body); e.body == body {
 			c.counts[e.id] += n
 			return int(e.id)
 		}
 	}
-	h := c.tab.hash(tok)
-	slot, id := c.tab.find(tok, h)
-	if id < 0 {
-		c.counts = append(c.counts, 0)
-		id = c.tab.insert(tok, h, slot)
-	}
-	c.counts[id] += n
-	if e != nil {
-		*e = recentEntry{body, int64(id)}
-	}
-	return id
+	return c.addHashed(tok, c.tab.hash(tok), n)
 }
 
 // addHashed counts tok, whose hash is h, n times in the table and puts it in
@@ -198,9 +185,14 @@ func (c *Counter) addHashed(tok []byte, h uint64, n int64) int {
 	c.counts[id] += n
 	if len(tok) <= maxInline {
 		body := inlineBody(tok)
-		c.recent[(body*0x9E3779B97F4A7C15)>>(64-recentBits)] = recentEntry{body, int64(id)}
+		*c.cached(body) = recentEntry{body, int64(id)}
 	}
 	return id
+}
+
+// cached returns the cache entry of a short token, whose slot body is body.
+func (c *Counter) cached(body uint64) *recentEntry {
+	return &c.recent[(body*0x9E3779B97F4A7C15)>>(64-recentBits)]
 }
 
 // Token returns the token with the given id; it stays valid while c is not
