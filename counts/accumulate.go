@@ -388,9 +388,9 @@ func (a *Accumulator) spill() error {
 // its sum at the same index of vals (as long as keys), and returns both cut
 // to the number of pairs, and the largest sum.
 //
-// A run of equal pairs is as likely to end at any key as not, so the loop
-// does not branch on it: it writes the sum so far at every key and moves on
-// to the next slot only where a run ends. The writes stay behind the reads,
+// Whether a run of equal pairs ends at a key is as good as random, so the
+// loop does not branch on it: it writes the sum so far at every key and
+// moves on to the next slot only where a run ends. The writes stay behind the reads,
 // since there are no more runs than keys.
 func aggregate(keys, vals []uint64, dBits uint, wt []uint64) (pairs, sums []uint64, maxVal uint64) {
 	if len(keys) == 0 {

@@ -619,8 +619,8 @@ func (m *merger) tallyRows(t int32, cs []int32, vs []uint64, scale float64) erro
 		bitset[w] |= 1 << (x & 63)
 		summary[w>>6] |= 1 << (w & 63)
 	}
-	// The positive contexts come up in the pass in their order: k steps
-	// through them, past the sentinel's place never.
+	// The positive contexts come up in the pass in their order, and k steps
+	// through them; the sentinel, beyond every context, is never passed.
 	cs, vs = append(cs, math.MaxInt32), append(vs, 0)
 	m.cs, m.vs = cs, vs
 	k := 0
