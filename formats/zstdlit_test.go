@@ -2,9 +2,12 @@ package formats
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -116,6 +119,36 @@ func TestLiteralFrames(t *testing.T) {
 		}
 		return b
 	}
+	// Byte b appears fib(b+2) times: Huffman's lengths for such counts
+	// grow by one a byte, past the 11 bits zstd allows, so the encoder's
+	// limit is exercised; all 256 bytes appear, so the weights must be
+	// FSE-compressed.
+	deep := func() []byte {
+		var b []byte
+		f0, f1 := 1, 2
+		for v := range 22 {
+			b = append(b, bytes.Repeat([]byte{byte(v)}, f0)...)
+			f0, f1 = f1, f0+f1
+		}
+		for v := 22; v < 256; v++ {
+			b = append(b, byte(v))
+		}
+		rng.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
+		return b
+	}
+	// k bytes, one of them a tenth of the time and the others equally
+	// often: codes of one or two bits.
+	few := func(k int) []byte {
+		b := make([]byte, 5000)
+		for i := range b {
+			if rng.IntN(10) != 0 {
+				b[i] = byte(200 + rng.IntN(k-1) + 1)
+			} else {
+				b[i] = 200
+			}
+		}
+		return b
+	}
 	const (
 		raw, rle, huff = 0, 1, 2
 	)
@@ -135,6 +168,9 @@ func TestLiteralFrames(t *testing.T) {
 		{"one full block", skewed(zstdBlockMax), []int{huff}},
 		{"block and a byte", skewed(zstdBlockMax + 1), []int{huff, raw}},
 		{"random", random(5000), []int{raw}},
+		{"deep tree", deep(), []int{huff}},
+		{"two bytes", few(2), []int{huff}},
+		{"three bytes", few(3), []int{huff}},
 		{"repeated byte", bytes.Repeat([]byte{3}, 4000), []int{rle}},
 		{"mixed blocks", append(append(skewed(zstdBlockMax), random(zstdBlockMax)...), bytes.Repeat([]byte{9}, 2000)...), []int{huff, raw, rle}},
 	}
@@ -190,4 +226,131 @@ func FuzzLiteralFrames(f *testing.F) {
 			t.Fatalf("decoded %d bytes differ from the %d written", len(got), len(data))
 		}
 	})
+}
+
+// TestHuffLengths checks the code lengths on random histograms, skewed ones
+// whose Huffman codes run past 11 bits, and two-byte ones: the code is
+// complete (the Kraft sum is 1), no length exceeds 11, every counted byte
+// and no other has a length, and where Huffman's code fits in 11 bits the
+// total length is that of a Huffman code built with a heap in the test.
+func TestHuffLengths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	limited := 0
+	var sc huffScratch
+	for trial := range 3000 {
+		var count [256]uint32
+		switch k := trial % 3; {
+		case k == 0:
+			for range 2 + rng.IntN(255) {
+				count[rng.IntN(256)] += uint32(1 + rng.IntN(1000))
+			}
+		case k == 1:
+			// Near-Fibonacci counts over a random set of bytes.
+			f0, f1 := uint32(1), uint32(1)
+			for _, b := range rng.Perm(256)[:2+rng.IntN(40)] {
+				count[b] = f0 + uint32(rng.IntN(2))
+				f0, f1 = f1, f0+f1
+			}
+		default:
+			count[rng.IntN(128)] = uint32(1 + rng.IntN(5))
+			count[128+rng.IntN(128)] = uint32(1 + rng.IntN(5))
+		}
+		var length [256]uint8
+		longest := huffLengths(&count, &length, &sc)
+		kraft, cost, top := 0.0, uint64(0), uint8(0)
+		for b, l := range length {
+			if (l > 0) != (count[b] > 0) {
+				t.Fatalf("trial %d: byte %d counted %d times has length %d", trial, b, count[b], l)
+			}
+			if l > 0 {
+				kraft += math.Ldexp(1, -int(l))
+				cost += uint64(count[b]) * uint64(l)
+				top = max(top, l)
+			}
+		}
+		if kraft != 1 || top > huffMaxBits || top != longest {
+			t.Fatalf("trial %d: Kraft sum %v, longest %d (returned %d)", trial, kraft, top, longest)
+		}
+		want, depth := heapHuffman(count[:])
+		if depth > huffMaxBits {
+			// The optimal limited code, by a package-merge that carries
+			// every item's leaves along.
+			want = naiveLimited(count[:], huffMaxBits)
+			limited++
+		}
+		if cost != want {
+			t.Fatalf("trial %d: total length %d, optimal %d (Huffman's depth %d)", trial, cost, want, depth)
+		}
+	}
+	if limited == 0 {
+		t.Fatal("no histogram needed its lengths limited")
+	}
+}
+
+// naiveLimited returns the total length of an optimal code of at most
+// limit bits for the counts: package-merge with each item holding how many
+// times it contains each leaf.
+func naiveLimited(counts []uint32, limit int) uint64 {
+	type item struct {
+		w     uint64
+		times []int
+	}
+	var leaves []item
+	var w []uint64 // leaf k's weight
+	for _, c := range counts {
+		if c > 0 {
+			w = append(w, uint64(c))
+		}
+	}
+	n := len(w)
+	for k, x := range w {
+		times := make([]int, n)
+		times[k] = 1
+		leaves = append(leaves, item{x, times})
+	}
+	byWeight := func(a, b item) int { return cmp.Compare(a.w, b.w) }
+	slices.SortStableFunc(leaves, byWeight)
+	list := slices.Clone(leaves)
+	for range limit - 1 {
+		next := slices.Clone(leaves)
+		for i := 0; i+1 < len(list); i += 2 {
+			times := make([]int, n)
+			for k := range times {
+				times[k] = list[i].times[k] + list[i+1].times[k]
+			}
+			next = append(next, item{list[i].w + list[i+1].w, times})
+		}
+		slices.SortStableFunc(next, byWeight)
+		list = next
+	}
+	var total uint64
+	for _, it := range list[:2*n-2] {
+		for k, x := range it.times {
+			total += uint64(x) * w[k]
+		}
+	}
+	return total
+}
+
+// heapHuffman returns the total code length of a Huffman code for the
+// counts, built by merging the two lightest subtrees, and its depth.
+func heapHuffman(counts []uint32) (total uint64, depth int) {
+	type tree struct {
+		w     uint64
+		depth int
+	}
+	var q []tree
+	for _, c := range counts {
+		if c > 0 {
+			q = append(q, tree{uint64(c), 0})
+		}
+	}
+	for len(q) > 1 {
+		slices.SortFunc(q, func(a, b tree) int { return cmp.Compare(a.w, b.w) })
+		a, b := q[0], q[1]
+		// Merging adds the merged weight once more to the total length.
+		total += a.w + b.w
+		q = append(q[2:], tree{a.w + b.w, max(a.depth, b.depth) + 1})
+	}
+	return total, q[0].depth
 }
