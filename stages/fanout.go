@@ -9,9 +9,16 @@ import (
 )
 
 // batchBytes is the document text per batch handed to a worker: large enough
-// to amortise channel traffic, small enough that threads*4 batches in flight
-// stay a few megabytes.
+// to amortise channel traffic, small enough that the batches in flight stay
+// a few megabytes.
 const batchBytes = 1 << 20
+
+// inFlight is the number of batches that exist at once for threads workers:
+// one being read and one for each worker. More let the reader run ahead,
+// but then a batch is no longer in the cache when it is worked on and its
+// result consumed: with 2*threads+2, tokenize on two threads took 7-9 %
+// more CPU and 6-7 % more wall time, and 25 MiB more memory.
+func inFlight(threads int) int { return threads + 1 }
 
 // nextBatch reads the next batch of r into b, as fanOutFrom's next.
 func nextBatch(r *input.Reader) func(b *input.Batch) (bool, error) {
@@ -35,7 +42,7 @@ func fanOut(ctx context.Context, r *input.Reader, threads int, work func(worker 
 // returns false at the end. It runs on one goroutine.
 func fanOutFrom[B any](ctx context.Context, threads int, next func(*B) (bool, error), work func(worker int, b *B) error) error {
 	g, ctx := errgroup.WithContext(ctx)
-	free := make(chan *B, 2*threads+2)
+	free := make(chan *B, inFlight(threads))
 	for range cap(free) {
 		free <- new(B)
 	}
@@ -88,7 +95,7 @@ func fanOutOrdered[R any](ctx context.Context, r *input.Reader, threads int,
 		done chan struct{}
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	free := make(chan *job, 2*threads+2)
+	free := make(chan *job, inFlight(threads))
 	for range cap(free) {
 		free <- new(job)
 	}
