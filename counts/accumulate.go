@@ -276,7 +276,6 @@ func (a *Accumulator) spill() error {
 	a.n = 0
 
 	keys, vals, maxVal := aggregate(keys, vals, c.dBits, c.weights)
-	u := len(keys)
 
 	f, err := c.createRunFile()
 	if err != nil {
@@ -288,10 +287,10 @@ func (a *Accumulator) spill() error {
 	idMask := uint64(1)<<idBits - 1
 
 	w.startSection()
-	for i := 0; i < u; {
+	for i := 0; i < len(keys); {
 		hi := keys[i] >> idBits
 		j := i + 1
-		for j < u && keys[j]>>idBits == hi {
+		for j < len(keys) && keys[j]>>idBits == hi {
 			j++
 		}
 		w.group(int32(hi), j-i)
@@ -390,8 +389,8 @@ func (a *Accumulator) spill() error {
 //
 // Whether a run of equal pairs ends at a key is as good as random, so the
 // loop does not branch on it: it writes the sum so far at every key and
-// moves on to the next slot only where a run ends. The writes stay behind the reads,
-// since there are no more runs than keys.
+// moves on to the next slot only where a run ends. The writes stay behind
+// the reads, since there are no more runs than keys.
 func aggregate(keys, vals []uint64, dBits uint, wt []uint64) (pairs, sums []uint64, maxVal uint64) {
 	if len(keys) == 0 {
 		return keys[:0], vals[:0], 0
