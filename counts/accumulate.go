@@ -3,6 +3,8 @@ package counts
 import (
 	"errors"
 	"fmt"
+
+	"github.com/pwe-project/pwe/internal/pages"
 )
 
 // Accumulator counts the positive pairs of the documents one goroutine
@@ -48,6 +50,7 @@ func newAccumulator(c *Counter) *Accumulator {
 		// The dense keys of a window must fit after the room check.
 		denseKeys: make([]uint64, 0, denseChunk+c.cfg.Window),
 	}
+	pages.Touch(a.dense)
 	for d, x := range c.weights {
 		a.wt32[d] = uint32(x)
 	}

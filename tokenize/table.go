@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
+
+	"github.com/pwe-project/pwe/internal/pages"
 )
 
 // strtab interns byte strings: it numbers distinct strings 0, 1, 2, ... in
@@ -77,6 +79,7 @@ func (t *strtab) setSlots(n int) {
 		panic("tokenize: more than 3<<30 distinct strings")
 	}
 	t.slots = make([]slot, n)
+	pages.Touch(t.slots)
 	t.shift = uint(64 - bits.TrailingZeros(uint(n)))
 }
 
