@@ -165,10 +165,34 @@ func (w *TokenStreamWriter) SyncChunks() error {
 // Documents returns the documents written so far.
 func (w *TokenStreamWriter) Documents() int64 { return w.docs }
 
-// Close writes the trailer, with the metadata and the dictionary (tokens[i]
-// and counts[i] belong to id i), and renames the file into place. The
-// schema is always TokenStreamSchema. A failed Close discards the file.
-func (w *TokenStreamWriter) Close(meta Meta, tokens [][]byte, counts []int64) (err error) {
+// A Dictionary lists a token stream's distinct tokens by id, with their
+// counts. A tokenize.Counter is one.
+type Dictionary interface {
+	// Len returns the number of tokens, whose ids are 0 to Len()-1.
+	Len() int
+	// Token returns the token with the given id.
+	Token(id int) []byte
+	// Counts returns the count of each id.
+	Counts() []int64
+}
+
+// DictionaryOf returns the Dictionary of tokens[i], counted counts[i] times,
+// for each id i.
+func DictionaryOf(tokens [][]byte, counts []int64) Dictionary { return sliceDict{tokens, counts} }
+
+type sliceDict struct {
+	tokens [][]byte
+	counts []int64
+}
+
+func (d sliceDict) Len() int            { return len(d.tokens) }
+func (d sliceDict) Token(id int) []byte { return d.tokens[id] }
+func (d sliceDict) Counts() []int64     { return d.counts }
+
+// Close writes the trailer, with the metadata and the dictionary, and
+// renames the file into place. The schema is always TokenStreamSchema. A
+// failed Close discards the file.
+func (w *TokenStreamWriter) Close(meta Meta, dict Dictionary) (err error) {
 	defer func() {
 		if err != nil {
 			w.f.Abort()
@@ -177,8 +201,9 @@ func (w *TokenStreamWriter) Close(meta Meta, tokens [][]byte, counts []int64) (e
 	if w.err != nil {
 		return w.err
 	}
-	if len(tokens) != len(counts) {
-		return fmt.Errorf("formats: token stream dictionary of %d tokens with %d counts", len(tokens), len(counts))
+	n, counts := dict.Len(), dict.Counts()
+	if n != len(counts) {
+		return fmt.Errorf("formats: token stream dictionary of %d tokens with %d counts", n, len(counts))
 	}
 	for i, c := range counts {
 		if c < 0 || c > 1<<62 {
@@ -200,15 +225,17 @@ func (w *TokenStreamWriter) Close(meta Meta, tokens [][]byte, counts []int64) (e
 	}
 	// The trailer is sized first: grown by appending, it would copy and
 	// fault in about twice its size (megabytes for a large corpus).
-	size := uvarintLen(uint64(len(js))) + len(js) + uvarintLen(uint64(len(tokens)))
-	for i, tok := range tokens {
-		size += uvarintLen(uint64(len(tok))) + len(tok) + uvarintLen(uint64(counts[i]))
+	size := uvarintLen(uint64(len(js))) + len(js) + uvarintLen(uint64(n))
+	for i, c := range counts {
+		tok := dict.Token(i)
+		size += uvarintLen(uint64(len(tok))) + len(tok) + uvarintLen(uint64(c))
 	}
 	t := make([]byte, 0, size)
 	t = binary.AppendUvarint(t, uint64(len(js)))
 	t = append(t, js...)
-	t = binary.AppendUvarint(t, uint64(len(tokens)))
-	for i, tok := range tokens {
+	t = binary.AppendUvarint(t, uint64(n))
+	for i := range n {
+		tok := dict.Token(i)
 		t = binary.AppendUvarint(t, uint64(len(tok)))
 		t = append(t, tok...)
 		t = binary.AppendUvarint(t, uint64(counts[i]))

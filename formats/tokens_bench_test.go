@@ -65,7 +65,7 @@ func BenchmarkTokenStream(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if err := w.Close(Meta{}, tokens, counts); err != nil {
+		if err := w.Close(Meta{}, DictionaryOf(tokens, counts)); err != nil {
 			b.Fatal(err)
 		}
 		t1 := cpuTime()
@@ -121,7 +121,7 @@ func BenchmarkTokenStreamDictionary(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := w.Close(Meta{}, tokens, counts); err != nil {
+	if err := w.Close(Meta{}, DictionaryOf(tokens, counts)); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {

@@ -124,7 +124,7 @@ func tsWrite(t testing.TB, path string, s tsStream) {
 			t.Fatalf("chunk %d: %v", i, err)
 		}
 	}
-	if err := w.Close(s.meta, s.tokens, s.counts); err != nil {
+	if err := w.Close(s.meta, DictionaryOf(s.tokens, s.counts)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -251,7 +251,7 @@ func TestTokenStreamRoundTrip(t *testing.T) {
 	if w.Documents() != docs {
 		t.Errorf("Documents() = %d, want %d", w.Documents(), docs)
 	}
-	if err := w.Close(want.meta, want.tokens, want.counts); err != nil {
+	if err := w.Close(want.meta, DictionaryOf(want.tokens, want.counts)); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
@@ -753,7 +753,7 @@ func TestTokenStreamWriterChecks(t *testing.T) {
 	if tmp := tsTemps(t, dir, "w.tokens"); len(tmp) != 1 {
 		t.Errorf("before Close, temporary files %v, want one", tmp)
 	}
-	if err := w.Close(Meta{}, [][]byte{[]byte("x"), []byte("y")}, []int64{3, 4}); err != nil {
+	if err := w.Close(Meta{}, DictionaryOf([][]byte{[]byte("x"), []byte("y")}, []int64{3, 4})); err != nil {
 		t.Fatal(err)
 	}
 	w.Abort() // a no-op after Close
@@ -775,10 +775,10 @@ func TestTokenStreamWriterChecks(t *testing.T) {
 		close func(w *TokenStreamWriter) error
 	}{
 		{"more tokens than counts", func(w *TokenStreamWriter) error {
-			return w.Close(Meta{}, [][]byte{[]byte("x"), []byte("y")}, []int64{1})
+			return w.Close(Meta{}, DictionaryOf([][]byte{[]byte("x"), []byte("y")}, []int64{1}))
 		}},
-		{"more counts than tokens", func(w *TokenStreamWriter) error { return w.Close(Meta{}, nil, []int64{1}) }},
-		{"unmarshallable config", func(w *TokenStreamWriter) error { return w.Close(Meta{Config: make(chan int)}, nil, nil) }},
+		{"more counts than tokens", func(w *TokenStreamWriter) error { return w.Close(Meta{}, DictionaryOf(nil, []int64{1})) }},
+		{"unmarshallable config", func(w *TokenStreamWriter) error { return w.Close(Meta{Config: make(chan int)}, DictionaryOf(nil, nil)) }},
 		{"Abort", func(w *TokenStreamWriter) error { w.Abort(); return errors.New("aborted") }},
 	} {
 		dir := t.TempDir()
@@ -806,7 +806,7 @@ func TestTokenStreamWriterChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(Meta{}, nil, []int64{1}); err == nil {
+	if err := w.Close(Meta{}, DictionaryOf(nil, []int64{1})); err == nil {
 		t.Error("Close with 0 tokens and 1 count succeeded")
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "previous" {
@@ -1045,7 +1045,7 @@ func TestTokenStreamDictionaryNotHeld(t *testing.T) {
 	if err := w.WriteChunk([]int32{distinct}, ids); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(Meta{}, tokens, counts); err != nil {
+	if err := w.Close(Meta{}, DictionaryOf(tokens, counts)); err != nil {
 		t.Fatal(err)
 	}
 	tokens, counts, ids = nil, nil, nil

@@ -157,15 +157,11 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	if stream == nil {
 		return stats, writeVocab(cfg.Output, cfg.Stdout, rows, meta)
 	}
-	tokens := make([][]byte, total.Len())
-	for id := range tokens {
-		tokens[id] = total.Token(id)
-	}
 	if cfg.Output == StdioPath {
 		if err := chunksSynced(); err != nil {
 			return stats, err
 		}
-		if err := stream.Close(meta, tokens, total.Counts()); err != nil {
+		if err := stream.Close(meta, total); err != nil {
 			return stats, err
 		}
 		return stats, writeVocab(cfg.Output, cfg.Stdout, rows, meta)
@@ -187,7 +183,7 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	}()
 	err = chunksSynced()
 	if err == nil {
-		err = stream.Close(meta, tokens, total.Counts())
+		err = stream.Close(meta, total)
 	}
 	if ferr := <-finished; err == nil {
 		err = ferr
