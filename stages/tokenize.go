@@ -116,15 +116,6 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	if err != nil {
 		return TokenizeStats{}, err
 	}
-	// The stream's chunks go to stable storage while the vocabulary is
-	// chosen, so that closing the stream syncs little more than its trailer.
-	chunksSynced := func() error { return nil }
-	if stream != nil {
-		synced := make(chan error, 1)
-		go func() { synced <- stream.SyncChunks() }()
-		chunksSynced = sync.OnceValue(func() error { return <-synced })
-		defer chunksSynced()
-	}
 	var ts tokenize.Stats
 	for _, tk := range tokenizers {
 		ts.Add(tk.Stats())
@@ -140,53 +131,55 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	if ts.Tokens == 0 {
 		return stats, fmt.Errorf("%w: no token in %v", ErrEmptyCorpus, cfg.Input.Paths)
 	}
-	entries := total.Vocabulary(cfg.MaxVocab, cfg.MinCount)
-	if len(entries) == 0 {
+	vocabSize, covered := total.VocabularySize(cfg.MaxVocab, cfg.MinCount)
+	if vocabSize == 0 {
 		return stats, fmt.Errorf("%w: no token occurs at least %d times (min-count)", ErrEmptyCorpus, cfg.MinCount)
 	}
-	rows := make([]formats.VocabRow, len(entries))
-	var covered int64
-	for i, e := range entries {
-		rows[i] = formats.VocabRow{TokenID: int32(i), Token: e.Token, Count: e.Count}
-		covered += e.Count
-	}
-	stats.VocabSize = len(rows)
+	stats.VocabSize = vocabSize
 	stats.VocabCoverage = float64(covered) / float64(ts.Tokens)
 	stats.Seconds = time.Since(start).Seconds()
 	meta := formats.Meta{Config: cfg, Inputs: r.Fingerprints(), Stats: stats}
-	if stream == nil {
-		return stats, writeVocab(cfg.Output, cfg.Stdout, rows, meta)
+	// The metadata needs the vocabulary's size, not its tokens: the stream's
+	// chunks are synced and its trailer written on another goroutine while
+	// the tokens are ranked and the vocabulary written (both only read the
+	// Counter).
+	streamClosed := func() error { return nil }
+	if stream != nil {
+		closed := make(chan error, 1)
+		go func() {
+			err := stream.SyncChunks()
+			if err == nil {
+				err = stream.Close(meta, total)
+			}
+			closed <- err
+		}()
+		streamClosed = sync.OnceValue(func() error { return <-closed })
+		defer streamClosed()
 	}
-	if cfg.Output == StdioPath {
-		if err := chunksSynced(); err != nil {
+	entries := total.Vocabulary(cfg.MaxVocab, cfg.MinCount)
+	rows := make([]formats.VocabRow, len(entries))
+	for i, e := range entries {
+		rows[i] = formats.VocabRow{TokenID: int32(i), Token: e.Token, Count: e.Count}
+	}
+	if stream == nil || cfg.Output == StdioPath {
+		// On Stdout, the vocabulary follows the stream's publication.
+		if err := streamClosed(); err != nil {
 			return stats, err
 		}
-		if err := stream.Close(meta, total); err != nil {
-			return stats, err
-		}
 		return stats, writeVocab(cfg.Output, cfg.Stdout, rows, meta)
 	}
-	// The vocabulary is written and synced while the stream's trailer is,
-	// and published after the stream, as if written after it.
+	// The vocabulary is published after the stream, as if written after it.
 	vw, err := formats.CreateVocab(cfg.Output, meta)
 	if err != nil {
 		return stats, err
 	}
 	defer vw.Abort()
-	finished := make(chan error, 1)
-	go func() {
-		err := vw.Write(rows)
-		if err == nil {
-			err = vw.Finish()
-		}
-		finished <- err
-	}()
-	err = chunksSynced()
+	err = vw.Write(rows)
 	if err == nil {
-		err = stream.Close(meta, total)
+		err = vw.Finish()
 	}
-	if ferr := <-finished; err == nil {
-		err = ferr
+	if serr := streamClosed(); err == nil {
+		err = serr
 	}
 	if err != nil {
 		return stats, err

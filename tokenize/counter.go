@@ -269,6 +269,31 @@ func (c *Counter) Vocabulary(maxVocab int, minCount int64) []Entry {
 	return out
 }
 
+// VocabularySize returns the number of entries Vocabulary(maxVocab,
+// minCount) returns and the sum of their counts, without ranking the
+// tokens: one pass over the counts, after kthCount's.
+func (c *Counter) VocabularySize(maxVocab int, minCount int64) (size int, covered int64) {
+	least := c.kthCount(maxVocab, minCount)
+	// Fewer than maxVocab tokens are counted more often than the last one
+	// kept, so all of them are kept, with as many of those counted least
+	// times as there is room for.
+	above, at := 0, 0
+	for _, n := range c.counts {
+		switch {
+		case n > least:
+			above++
+			covered += n
+		case n == least:
+			at++
+		}
+	}
+	size = above + at
+	if maxVocab > 0 {
+		size = min(size, maxVocab)
+	}
+	return size, covered + int64(size-above)*least
+}
+
 // rankKey orders tokens for Vocabulary.
 type rankKey struct {
 	count  int64

@@ -70,6 +70,44 @@ func TestVocabularyLongTies(t *testing.T) {
 	}
 }
 
+// TestVocabularySize compares VocabularySize with the length and the total
+// count of Vocabulary's entries, for limits around the ranks where counts
+// tie, minimum counts around those counts, and counts on both sides of
+// kthCount's histogram cap.
+func TestVocabularySize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, scale := range []int64{1, 3 * histCap} {
+		c := NewCounter()
+		for _, tok := range randomTokens(rng, 20000) {
+			c.AddCount(tok, scale)
+		}
+		for _, tok := range randomTokens(rng, 3000) {
+			c.AddCount(tok, 1)
+		}
+		counts := slices.Sorted(slices.Values(c.Counts()))
+		slices.Reverse(counts)
+		ks := []int{-1, 0, 1, 2, c.Len() - 1, c.Len(), c.Len() + 5}
+		mins := []int64{0, 1, 2, scale, scale + 1, counts[0], counts[0] + 1}
+		for _, r := range []int{3, 10, 40, 200, 1000} {
+			ks = append(ks, r, r+1)
+			mins = append(mins, counts[r], counts[r]+1)
+		}
+		for _, k := range ks {
+			for _, m := range mins {
+				entries := c.Vocabulary(k, m)
+				var sum int64
+				for _, e := range entries {
+					sum += e.Count
+				}
+				if size, covered := c.VocabularySize(k, m); size != len(entries) || covered != sum {
+					t.Fatalf("scale %d: VocabularySize(%d, %d) = %d, %d; Vocabulary has %d entries counted %d times",
+						scale, k, m, size, covered, len(entries), sum)
+				}
+			}
+		}
+	}
+}
+
 // randomTokens draws n tokens from a Zipf-like law over a few thousand
 // strings, some of them prefixes of others.
 func randomTokens(rng *rand.Rand, n int) [][]byte {
