@@ -257,6 +257,36 @@ func TestCountFromTokenStream(t *testing.T) {
 	}
 }
 
+// TestCountTokenStreamOtherVocabulary counts the stream of the fixture with
+// the vocabulary of the big fixture, where every token is counted 250 times
+// as often: the stream's counts are all below the vocabulary's, so the
+// vocabulary's tokens are found only by looking every token up. The rows
+// must be those of the text counted with that vocabulary.
+func TestCountTokenStreamOtherVocabulary(t *testing.T) {
+	dir := t.TempDir()
+	bigVocab, _ := tokenizeWithStream(t, filepath.Join(dir, "big"), bigFixture(t, dir), 1)
+	_, tokens := tokenizeWithStream(t, filepath.Join(dir, "small"), fixture, 1)
+	text := CountConfig{Input: TextInput{Paths: []string{fixture}}, Vocab: bigVocab, Output: filepath.Join(dir, "text.parquet"), Seed: 4}
+	stream := CountConfig{Tokens: tokens, Vocab: bigVocab, Output: filepath.Join(dir, "stream.parquet"), Seed: 4}
+	ts, err := Count(context.Background(), text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := Count(context.Background(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Seconds, ss.Seconds = 0, 0
+	if !reflect.DeepEqual(ts, ss) {
+		t.Errorf("stats from the stream %+v, from the text %+v", ss, ts)
+	}
+	want, _ := readCountsFile(t, text.Output)
+	got, _ := readCountsFile(t, stream.Output)
+	if len(want) == 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("%d rows from the stream differ from the %d rows from the text", len(got), len(want))
+	}
+}
+
 // TestCountFromTokenStreamAppend checks an append run from a stream
 // against the same run from the text, top out-of-vocabulary tokens
 // included.
