@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/pwe-project/pwe/counts"
@@ -218,6 +219,15 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	if err != nil {
 		return CountStats{}, err
 	}
+	// The stream's fingerprint reads the whole file once more: on a
+	// goroutine of its own from the start, it overlaps the reading of the
+	// vocabulary and of the stream's dictionary, which take one core, and
+	// the counting.
+	var fingerprint func() (input.Fingerprint, error)
+	if cfg.Tokens != "" {
+		fingerprint = fingerprintFile(cfg.Tokens)
+		defer fingerprint()
+	}
 	vocab, vmeta, vfp, err := readVocab(cfg.Vocab, cfg.Stdin)
 	if err != nil {
 		return CountStats{}, err
@@ -290,7 +300,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	var stats CountStats
 	var corpus []input.Fingerprint
 	if cfg.Tokens != "" {
-		corpus, err = countStream(ctx, cfg, stream, tcfg, index, freq, workers, &stats)
+		corpus, err = countStream(ctx, cfg, stream, fingerprint, tcfg, index, freq, workers, &stats)
 	} else {
 		corpus, err = countText(ctx, cfg, tcfg, index, workers, &stats)
 	}
@@ -366,6 +376,24 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	return stats, nil
 }
 
+// fingerprintFile fingerprints the file at path on another goroutine; the
+// returned function waits for the result.
+func fingerprintFile(path string) func() (input.Fingerprint, error) {
+	type result struct {
+		fp  input.Fingerprint
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		fp, err := input.FingerprintFile(path)
+		done <- result{fp, err}
+	}()
+	return sync.OnceValues(func() (input.Fingerprint, error) {
+		r := <-done
+		return r.fp, r.err
+	})
+}
+
 // countWorker is one goroutine's share of the count stage.
 type countWorker struct {
 	acc     *counts.Accumulator
@@ -432,19 +460,10 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 
 // countStream counts the token stream s, opened from cfg.Tokens, whose
 // tokenizer settings must be tcfg, those of the vocabulary; it returns the
-// fingerprints of the stream's corpus and of the stream itself.
-func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream, tcfg TokenizerConfig, index *tokenize.Index, freq []int64, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
-	// The fingerprint reads the whole file once more: on a goroutine of its
-	// own, it overlaps the reading of the vocabulary map and the counting
-	// instead of delaying them.
-	var fp input.Fingerprint
-	var fpErr error
-	fpDone := make(chan struct{})
-	go func() {
-		defer close(fpDone)
-		fp, fpErr = input.FingerprintFile(cfg.Tokens)
-	}()
-	defer func() { <-fpDone }()
+// fingerprints of the stream's corpus and of the stream itself, which
+// fingerprint gives.
+func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream, fingerprint func() (input.Fingerprint, error),
+	tcfg TokenizerConfig, index *tokenize.Index, freq []int64, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
 	var made TokenizeConfig
 	var corpus []input.Fingerprint
 	var ts TokenizeStats
@@ -577,9 +596,9 @@ func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream, t
 			return nil, err
 		}
 	}
-	<-fpDone
-	if fpErr != nil {
-		return nil, fpErr
+	fp, err := fingerprint()
+	if err != nil {
+		return nil, err
 	}
 	return append(corpus, fp), nil
 }
