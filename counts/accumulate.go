@@ -28,12 +28,11 @@ type Accumulator struct {
 	denseKeys []uint64
 	tmp       []uint64
 	perm      []uint32
-	hist      []uint32 // per-target counts for the transposed section
-	radix     []uint32
-	n         int
-	filt      []int32
-	wbuf      []byte
-	err       error
+	// spillScratch is the rest of a spill's memory, made by the first.
+	spillScratch *spillScratch
+	n            int
+	filt         []int32
+	err          error
 
 	docs, tokens, subsampled, pairs int64
 }
@@ -64,7 +63,7 @@ var errFinished = errors.New("counts: Add after Finish or Close")
 
 // release drops the buffers; the dense table stays for the merge.
 func (a *Accumulator) release() {
-	a.buf, a.tmp, a.perm, a.hist, a.radix, a.filt, a.wbuf, a.denseKeys = nil, nil, nil, nil, nil, nil, nil, nil
+	a.buf, a.tmp, a.perm, a.spillScratch, a.filt, a.denseKeys = nil, nil, nil, nil, nil, nil
 	if a.err == nil {
 		a.err = errFinished
 	}
@@ -257,26 +256,53 @@ func (a *Accumulator) Reserve(pairs int64) {
 }
 
 // spill sorts and aggregates the buffered keys and writes them as a run
-// with two sections: the canonical pairs grouped by their larger id, and
-// the off-diagonal ones transposed, grouped by their smaller id. Together
-// they hold every ordered pair once, grouped by target. The larger id is on
-// top of the keys because radixSort splits on the top bits.
+// (spillKeys), emptying the buffer.
 func (a *Accumulator) spill() error {
-	c := a.c
 	if a.n == 0 {
 		return nil
 	}
+	a.scratch()
+	if a.spillScratch == nil {
+		a.spillScratch = newSpillScratch(a.c)
+	}
+	err := a.c.spillKeys(a.buf[:a.n], a.tmp[:a.n], a.perm[:a.n], a.spillScratch)
+	a.n = 0
+	return err
+}
+
+// scratch makes the sort scratch of the buffered keys, as long as the
+// buffer.
+func (a *Accumulator) scratch() {
 	if len(a.tmp) < a.n {
 		a.tmp = make([]uint64, len(a.buf))
 		a.perm = make([]uint32, len(a.buf))
 	}
-	if a.hist == nil {
-		a.hist = make([]uint32, c.v+1)
-		a.radix = make([]uint32, radixHistLen(2*c.idBits+c.dBits))
-		a.wbuf = make([]byte, 0, runBufSize)
+}
+
+// spillScratch is the memory one spill works in, besides its keys' sort
+// scratch.
+type spillScratch struct {
+	hist  []uint32 // per-target counts for the transposed section
+	radix []uint32
+	wbuf  []byte
+}
+
+func newSpillScratch(c *Counter) *spillScratch {
+	return &spillScratch{
+		hist:  make([]uint32, c.v+1),
+		radix: make([]uint32, radixHistLen(2*c.idBits+c.dBits)),
+		wbuf:  make([]byte, 0, runBufSize),
 	}
-	keys, vals := radixSort(a.buf[:a.n], a.tmp[:a.n], 2*c.idBits+c.dBits, a.radix)
-	a.n = 0
+}
+
+// spillKeys sorts and aggregates buf, packed keys, and writes them as a run
+// with two sections: the canonical pairs grouped by their larger id, and
+// the off-diagonal ones transposed, grouped by their smaller id. Together
+// they hold every ordered pair once, grouped by target. The larger id is on
+// top of the keys because radixSort splits on the top bits. tmp and perm,
+// as long as buf, and s are its scratch; the keys are left in no order.
+func (c *Counter) spillKeys(buf, tmp []uint64, perm []uint32, s *spillScratch) error {
+	keys, vals := radixSort(buf, tmp, 2*c.idBits+c.dBits, s.radix)
 
 	keys, vals, maxVal := aggregate(keys, vals, c.dBits, c.weights)
 
@@ -285,7 +311,7 @@ func (a *Accumulator) spill() error {
 		return err
 	}
 	r := &run{f: f, split: true}
-	w := newRunWriter(f, c.parts, a.wbuf)
+	w := newRunWriter(f, c.parts, s.wbuf)
 	idBits := c.idBits
 	idMask := uint64(1)<<idBits - 1
 
@@ -308,7 +334,7 @@ func (a *Accumulator) spill() error {
 
 	// Transpose by a stable counting sort on the smaller id: input sorted
 	// by (hi, lo) comes out sorted by (lo, hi).
-	hist := a.hist
+	hist := s.hist
 	clear(hist)
 	for _, k := range keys {
 		hi, lo := k>>idBits, k&idMask
@@ -355,21 +381,21 @@ func (a *Accumulator) spill() error {
 		for i, k := range keys {
 			hi, lo := k>>idBits, k&idMask
 			if hi != lo {
-				a.perm[hist[lo]] = uint32(i)
+				perm[hist[lo]] = uint32(i)
 				hist[lo]++
 			}
 		}
 		m := int(hist[len(hist)-1])
 		for i := 0; i < m; {
-			lo := keys[a.perm[i]] & idMask
+			lo := keys[perm[i]] & idMask
 			j := i + 1
-			for j < m && keys[a.perm[j]]&idMask == lo {
+			for j < m && keys[perm[j]]&idMask == lo {
 				j++
 			}
 			w.group(int32(lo), j-i)
 			prev := uint32(0)
 			for ; i < j; i++ {
-				k := a.perm[i]
+				k := perm[i]
 				hi := uint32(keys[k] >> idBits)
 				w.entry(hi-prev, vals[k])
 				prev = hi

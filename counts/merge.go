@@ -1,6 +1,7 @@
 package counts
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,15 +54,17 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			err := a.flushDense(a.denseKeys)
-			if err == nil {
-				err = a.spill()
-			}
-			a.release()
-			return err
+			return a.flushDense(a.denseKeys)
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err := g.Wait()
+	if err == nil {
+		err = c.spillLast(ctx, accs)
+	}
+	for _, a := range accs {
+		a.release()
+	}
+	if err != nil {
 		return st, err
 	}
 	// The pair buffers, most of the budget, are free now. Collect them
@@ -105,6 +108,59 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 	}
 	st.Spills, st.SpilledBytes = c.spills, c.spilled
 	return st, nil
+}
+
+// spillLast spills the keys left in the accumulators' buffers, in pieces of
+// about equal size, one per worker, largest first: the workers then finish
+// together. Each spilling its own buffer, a worker whose buffer had been
+// spilled shortly before the end waited for the others, on bench-raw with
+// two workers and a budget of 256 MiB for up to 40 ms of the 0.6 s merge.
+func (c *Counter) spillLast(ctx context.Context, accs []*Accumulator) error {
+	total := 0
+	for _, a := range accs {
+		total += a.n
+	}
+	if total == 0 {
+		return nil
+	}
+	per := (total + c.cfg.Workers - 1) / c.cfg.Workers
+	type piece struct {
+		a          *Accumulator
+		start, end int
+	}
+	var pieces []piece
+	scratch := make(chan *spillScratch, c.cfg.Workers)
+	for _, a := range accs {
+		a.scratch()
+		for start := 0; start < a.n; start += per {
+			pieces = append(pieces, piece{a, start, min(a.n, start+per)})
+		}
+		if a.spillScratch != nil && len(scratch) < cap(scratch) {
+			scratch <- a.spillScratch
+		}
+	}
+	for len(scratch) < min(cap(scratch), len(pieces)) {
+		scratch <- newSpillScratch(c)
+	}
+	slices.SortStableFunc(pieces, func(x, y piece) int { return cmp.Compare(y.end-y.start, x.end-x.start) })
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(c.cfg.Workers)
+	for _, p := range pieces {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			s := <-scratch
+			defer func() { scratch <- s }()
+			a := p.a
+			return c.spillKeys(a.buf[p.start:p.end], a.tmp[p.start:p.end], a.perm[p.start:p.end], s)
+		})
+	}
+	err := g.Wait()
+	for _, a := range accs {
+		a.n = 0
+	}
+	return err
 }
 
 // mergeAll merges the partitions on cfg.Workers goroutines and emits their
