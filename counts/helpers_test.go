@@ -98,6 +98,8 @@ func refCounts(docs [][]int32, w int, wt Weighting) (map[[2]int32]*big.Rat, int6
 type tuning struct {
 	dense, bufPairs, fanIn int
 	reserve                int64 // passed to every accumulator's Reserve
+	// skew gives three documents in four to the first accumulator.
+	skew bool
 }
 
 // runCounter counts docs with the given number of accumulators, each
@@ -133,6 +135,9 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 	r := rand.New(rand.NewPCG(split, 3))
 	for i := range owner {
 		owner[i] = r.IntN(workers)
+		if tune != nil && tune.skew && r.IntN(4) != 0 {
+			owner[i] = 0
+		}
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
