@@ -219,14 +219,22 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	if err != nil {
 		return CountStats{}, err
 	}
-	// The stream's fingerprint reads the whole file once more: on a
-	// goroutine of its own from the start, it overlaps the reading of the
-	// vocabulary and of the stream's dictionary, which take one core, and
-	// the counting.
+	// Until the counting, the work goes from one step to the next: the
+	// steps that can run beside another do, on goroutines of their own.
+	// The stream's fingerprint reads the whole file once more, beside
+	// everything up to the counting; the stream is opened (its trailer
+	// read and its dictionary checked) while the vocabulary is read.
 	var fingerprint func() (input.Fingerprint, error)
+	var openStream func() (*formats.TokenStream, error)
 	if cfg.Tokens != "" {
-		fingerprint = fingerprintFile(cfg.Tokens)
+		fingerprint = async(func() (input.Fingerprint, error) { return input.FingerprintFile(cfg.Tokens) })
 		defer fingerprint()
+		openStream = async(func() (*formats.TokenStream, error) { return formats.OpenTokenStream(cfg.Tokens) })
+		defer func() {
+			if s, err := openStream(); err == nil {
+				s.Close()
+			}
+		}()
 	}
 	vocab, vmeta, vfp, err := readVocab(cfg.Vocab, cfg.Stdin)
 	if err != nil {
@@ -245,10 +253,8 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	for i, v := range vocab {
 		tokens[i], freq[i] = v.Token, v.Count
 	}
-	index, err := tokenize.NewIndex(tokens)
-	if err != nil {
-		return CountStats{}, fmt.Errorf("%s: %w", cfg.Vocab, err)
-	}
+	// The index is built while the counter is made.
+	newIndex := async(func() (*tokenize.Index, error) { return tokenize.NewIndex(tokens) })
 	var prior *appendTarget
 	if cfg.Append != "" {
 		if prior, err = openAppend(cfg, vfp); err != nil {
@@ -260,10 +266,9 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 
 	var stream *formats.TokenStream
 	if cfg.Tokens != "" {
-		if stream, err = formats.OpenTokenStream(cfg.Tokens); err != nil {
+		if stream, err = openStream(); err != nil {
 			return CountStats{}, err
 		}
-		defer stream.Close()
 		// The map from the stream's ids to the vocabulary, and when
 		// appending the OOV counts per id and worker, live beside the
 		// counter's tables: they come off its budget (as MovieLens's
@@ -296,6 +301,10 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		if prior != nil {
 			workers[w].oovTokens = tokenize.NewCounter()
 		}
+	}
+	index, err := newIndex()
+	if err != nil {
+		return CountStats{}, fmt.Errorf("%s: %w", cfg.Vocab, err)
 	}
 	var stats CountStats
 	var corpus []input.Fingerprint
@@ -376,21 +385,21 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	return stats, nil
 }
 
-// fingerprintFile fingerprints the file at path on another goroutine; the
-// returned function waits for the result.
-func fingerprintFile(path string) func() (input.Fingerprint, error) {
+// async calls f on a goroutine of its own; the returned function waits for
+// its results.
+func async[T any](f func() (T, error)) func() (T, error) {
 	type result struct {
-		fp  input.Fingerprint
+		v   T
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		fp, err := input.FingerprintFile(path)
-		done <- result{fp, err}
+		v, err := f()
+		done <- result{v, err}
 	}()
-	return sync.OnceValues(func() (input.Fingerprint, error) {
+	return sync.OnceValues(func() (T, error) {
 		r := <-done
-		return r.fp, r.err
+		return r.v, r.err
 	})
 }
 
