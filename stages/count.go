@@ -227,8 +227,10 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	var fingerprint func() (input.Fingerprint, error)
 	var openStream func() (*formats.TokenStream, error)
 	if cfg.Tokens != "" {
-		fingerprint = async(func() (input.Fingerprint, error) { return input.FingerprintFile(cfg.Tokens) })
+		fpCtx, stop := context.WithCancel(ctx)
+		fingerprint = async(func() (input.Fingerprint, error) { return input.FingerprintFileContext(fpCtx, cfg.Tokens) })
 		defer fingerprint()
+		defer stop() // an error before the counting need not wait for the whole file
 		openStream = async(func() (*formats.TokenStream, error) { return formats.OpenTokenStream(cfg.Tokens) })
 		defer func() {
 			if s, err := openStream(); err == nil {

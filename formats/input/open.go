@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/bzip2"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -255,6 +256,12 @@ func (f *File) Fingerprint() Fingerprint {
 // FingerprintFile hashes the raw bytes of the file at path without
 // decoding it.
 func FingerprintFile(path string) (Fingerprint, error) {
+	return FingerprintFileContext(context.Background(), path)
+}
+
+// FingerprintFileContext is FingerprintFile, which stops with ctx's error
+// when ctx is done.
+func FingerprintFileContext(ctx context.Context, path string) (Fingerprint, error) {
 	if path == "-" {
 		return Fingerprint{}, &ParseError{Path: path, Err: errors.New("input: cannot fingerprint stdin without consuming it")}
 	}
@@ -263,11 +270,27 @@ func FingerprintFile(path string) (Fingerprint, error) {
 		return Fingerprint{}, &ParseError{Path: path, Err: unwrapPathError(err)}
 	}
 	defer f.Close()
-	raw := &hashingReader{r: f, h: sha256.New()}
+	raw := &hashingReader{r: contextReader{ctx, f}, h: sha256.New()}
 	if _, err := io.CopyBuffer(io.Discard, raw, make([]byte, 1<<20)); err != nil {
+		if ctx.Err() != nil {
+			return Fingerprint{}, err
+		}
 		return Fingerprint{}, &ParseError{Path: path, Err: unwrapPathError(err)}
 	}
 	return Fingerprint{Path: path, Size: raw.n, SHA256: hex.EncodeToString(raw.h.Sum(nil))}, nil
+}
+
+// contextReader reads r until ctx is done.
+type contextReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c contextReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // hashingReader hashes and counts everything read through it.

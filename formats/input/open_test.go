@@ -2,6 +2,7 @@ package input
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -78,6 +79,11 @@ func TestOpenDecompresses(t *testing.T) {
 			}
 			if fp, err := FingerprintFile(path); err != nil || fp != want {
 				t.Errorf("FingerprintFile = %+v, %v; want %+v", fp, err, want)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if fp, err := FingerprintFileContext(ctx, path); !errors.Is(err, context.Canceled) {
+				t.Errorf("FingerprintFileContext with a cancelled context = %+v, %v; want context.Canceled", fp, err)
 			}
 		})
 	}
