@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -85,70 +86,109 @@ func fanOutFrom[B any](ctx context.Context, threads int, next func(*B) (bool, er
 	return g.Wait()
 }
 
-// fanOutOrdered is fanOut whose results are taken in corpus order: work
-// turns a batch into a result on one of threads goroutines, and consume
-// receives the results, on one goroutine, in the order in which their
-// batches were read. Results are recycled like batches.
-func fanOutOrdered[R any](ctx context.Context, r *input.Reader, threads int,
-	work func(worker int, b *input.Batch, res *R) error, consume func(res *R) error) error {
+// fanOutChained reads batches with next, as fanOutFrom does, for work that
+// must follow batch order in part. A batch is either done in order by one
+// of threads workers, with direct, or worked on out of order into a result,
+// with work, which consume then takes in order. The direct and consume
+// calls are made one at a time, in batch order, by the workers themselves:
+// a worker that takes the batch next in order does it directly, and the
+// worker that makes the next result in order ready, or finishes the batch
+// before it, consumes it and the ready results after it. So the work in
+// order waits on no goroutine of its own, and a batch that comes up in
+// order needs no result handed over. Batches and results are recycled, so
+// the functions must not keep them.
+func fanOutChained[B, R any](ctx context.Context, threads int, next func(*B) (bool, error),
+	direct func(worker int, b *B) error, work func(worker int, b *B, res *R) error, consume func(res *R) error) error {
 	type job struct {
-		b    input.Batch
-		res  R
-		done chan struct{}
+		b   B
+		res R
+		seq int64
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	free := make(chan *job, inFlight(threads))
 	for range cap(free) {
 		free <- new(job)
 	}
-	// At most cap(free) jobs exist, so sends on todo and order never block.
 	todo := make(chan *job, cap(free))
-	order := make(chan *job, cap(free))
 	g.Go(func() error {
-		defer close(order)
 		defer close(todo)
-		for {
+		for seq := int64(0); ; seq++ {
 			var j *job
 			select {
 			case j = <-free:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			if !r.NextBatch(&j.b, batchBytes) {
-				return r.Err()
+			if ok, err := next(&j.b); !ok {
+				return err
 			}
-			j.done = make(chan struct{})
-			order <- j
-			todo <- j
+			j.seq = seq
+			select {
+			case todo <- j:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 	})
+	// The batches are done or consumed in order one at a time because only
+	// the worker with the batch next in order, or with its result, can act
+	// on it, and nextSeq moves on only when that is over.
+	var (
+		mu      sync.Mutex
+		nextSeq int64 // the batch to be done or consumed next
+		ready   = make(map[int64]*job, cap(free))
+	)
+	// chain consumes the ready results from nextSeq on. It is called with
+	// mu held and returns with mu released. At most cap(free) jobs exist,
+	// so the sends on free never block.
+	chain := func() error {
+		for {
+			j, ok := ready[nextSeq]
+			if !ok {
+				mu.Unlock()
+				return nil
+			}
+			delete(ready, nextSeq)
+			mu.Unlock()
+			err := consume(&j.res)
+			free <- j
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			nextSeq++
+		}
+	}
 	for w := range threads {
 		g.Go(func() error {
 			for j := range todo {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if err := work(w, &j.b, &j.res); err != nil {
+				mu.Lock()
+				inOrder := j.seq == nextSeq
+				mu.Unlock()
+				if inOrder {
+					err := direct(w, &j.b)
+					free <- j
+					if err != nil {
+						return err
+					}
+					mu.Lock()
+					nextSeq++
+				} else {
+					if err := work(w, &j.b, &j.res); err != nil {
+						return err
+					}
+					mu.Lock()
+					ready[j.seq] = j
+				}
+				if err := chain(); err != nil {
 					return err
 				}
-				close(j.done)
 			}
 			return nil
 		})
 	}
-	g.Go(func() error {
-		for j := range order {
-			select {
-			case <-j.done:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			if err := consume(&j.res); err != nil {
-				return err
-			}
-			free <- j
-		}
-		return nil
-	})
 	return g.Wait()
 }
