@@ -212,21 +212,12 @@ func (s *negSampler) sorted(cs []int32, ns []uint64) ([]int32, []uint64) {
 // would otherwise store back after every draw.
 func (s *negSampler) aliasTally(r *rng, m uint64) {
 	alias := s.t.alias
-	v := uint64(len(alias))
 	sums, bitset, summary := s.tally.sums, s.tally.bitset, s.tally.summary
 	var block [256]uint32
-	local := *r
 	for m > 0 {
 		b := block[:min(m, uint64(len(block)))]
 		m -= uint64(len(b))
-		for i := range b {
-			x := local.next()
-			j := (x & 0xffffffff) * v >> 32
-			if e := alias[j]; uint32(x>>32) >= e.keep {
-				j = uint64(uint32(e.other))
-			}
-			b[i] = uint32(j)
-		}
+		r.s = aliasDraws(b, alias, r.s)
 		for _, j := range b {
 			sums[j]++
 			w := j >> 6
@@ -234,5 +225,22 @@ func (s *negSampler) aliasTally(r *rng, m uint64) {
 			summary[w>>6] |= 1 << (w & 63)
 		}
 	}
-	*r = local
+}
+
+// aliasDraws fills b with alias draws from the splitmix64 stream at state
+// s, and returns the state after them. In a function of its own, the state
+// stays in a register: in aliasTally's loop it went to the stack and back
+// for every draw.
+func aliasDraws(b []uint32, alias []aliasEntry, s uint64) uint64 {
+	v := uint64(len(alias))
+	for i := range b {
+		s += golden
+		x := mix64(s)
+		j := (x & 0xffffffff) * v >> 32
+		if e := alias[j]; uint32(x>>32) >= e.keep {
+			j = uint64(uint32(e.other))
+		}
+		b[i] = uint32(j)
+	}
+	return s
 }
