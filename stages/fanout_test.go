@@ -10,12 +10,12 @@ import (
 	"time"
 )
 
-// TestFanOutChained runs fanOutChained over numbered batches with random
+// TestFanOutInOrder runs fanOutInOrder over numbered batches with random
 // delays and checks that every batch is done once, directly or by work and
 // then consume with its own result, that the in-order calls are made one at
 // a time and in batch order, and that an error from any of the three
 // functions ends the run with that error.
-func TestFanOutChained(t *testing.T) {
+func TestFanOutInOrder(t *testing.T) {
 	const n = 300
 	for _, threads := range []int{1, 2, 3, 5} {
 		for _, failAt := range []string{"", "direct", "work", "consume"} {
@@ -55,7 +55,7 @@ func TestFanOutChained(t *testing.T) {
 					pause(w)
 					inside.Add(-1)
 				}
-				err := fanOutChained(context.Background(), threads, next,
+				err := fanOutInOrder(context.Background(), threads, next,
 					func(w int, b *int) error {
 						inOrder(w, *b)
 						if failAt == "direct" && failing(*b) {

@@ -247,17 +247,18 @@ type tokenBatch struct {
 // in the corpus, so that the ids, and the stream's bytes, do not depend on
 // the number of threads.
 //
-// A worker that takes the batch next in corpus order, while no other is
-// numbering batches in order, numbers the tokens in the corpus-wide Counter
-// as it segments them. Otherwise it numbers the tokens of its batch in a
-// small table of the batch's own, and the worker that takes the batches in
-// order looks up only each batch's distinct tokens in the corpus-wide
-// Counter and renumbers the batch through an array (fanOutChained). A token
-// new to the corpus is new to its batch, and a batch lists its tokens in
-// the order they appear, so the ids come out in order of first appearance.
-// On one thread, every batch is numbered in order; on two, with bench-raw,
-// 7 to 14 of 141 batches were, as a worker that finishes a batch mostly
-// takes the one after the other worker's.
+// Worker 0 takes the batches in corpus order (fanOutInOrder). A batch no
+// other worker has taken, it numbers in the corpus-wide Counter as it
+// segments it, as one thread does. The other workers number the tokens of
+// batches further ahead in small tables of the batch's own; worker 0 then
+// looks up only each such batch's distinct tokens in the corpus-wide
+// Counter and renumbers the batch through an array. A token new to the
+// corpus is new to its batch, and a batch lists its tokens in the order
+// they appear, so the ids come out in order of first appearance. On two
+// threads, with bench-raw, worker 0 numbered 53 to 58 of the 141 batches
+// itself. Numbering the others in their own tables and merging them costs
+// more: with nearly every batch done that way, tokenize took 10 % more CPU
+// than on one thread (perf).
 func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, stream *formats.TokenStreamWriter, distinct int) (*tokenize.Counter, error) {
 	counter := tokenize.NewCounterSize(distinct)
 	toks := make([][][]byte, len(tokenizers))
@@ -266,7 +267,7 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 	for w := range locals {
 		locals[w] = tokenize.NewCounter()
 	}
-	err := fanOutChained(ctx, len(tokenizers), nextBatch(r), func(w int, b *input.Batch) error {
+	err := fanOutInOrder(ctx, len(tokenizers), nextBatch(r), func(w int, b *input.Batch) error {
 		// The tokens of a run of documents are numbered together: the
 		// counter looks up many at a time (Counter.AddIDs). Runs of about
 		// 512 tokens were faster than a whole batch's.
