@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/pwe-project/pwe/formats"
@@ -231,5 +233,48 @@ func TestSubsampleRate(t *testing.T) {
 	}
 	if z := (float64(st.Subsampled) - mean) / math.Sqrt(variance); math.Abs(z) > 5 || mean < 100 {
 		t.Fatalf("%d tokens subsampled, expected %.1f ± %.1f (z = %.1f)", st.Subsampled, mean, math.Sqrt(variance), z)
+	}
+}
+
+// TestMergeSorted merges random sorted groups, some empty, with shared and
+// distinct contexts, after a prefix already in the output, against a map.
+func TestMergeSorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	group := func(n int) ([]int32, []uint64) {
+		seen := map[int32]bool{}
+		var cs []int32
+		for len(cs) < n {
+			if c := int32(rng.IntN(3 * n)); !seen[c] {
+				seen[c] = true
+				cs = append(cs, c)
+			}
+		}
+		slices.Sort(cs)
+		vs := make([]uint64, n)
+		for i := range vs {
+			vs[i] = 1 + rng.Uint64N(1000)
+		}
+		return cs, vs
+	}
+	for trial := range 300 {
+		ac, av := group(rng.IntN(40))
+		bc, bv := group(rng.IntN(40))
+		want := map[int32]uint64{}
+		for i, c := range ac {
+			want[c] += av[i]
+		}
+		for i, c := range bc {
+			want[c] += bv[i]
+		}
+		pre := []int32{-5, -2}
+		cs, vs := mergeSorted(ac, av, bc, bv, pre, []uint64{7, 8})
+		if len(cs) != 2+len(want) || cs[0] != -5 || cs[1] != -2 || vs[0] != 7 || vs[1] != 8 {
+			t.Fatalf("trial %d: %d contexts %v, want the prefix and %d", trial, len(cs), cs, len(want))
+		}
+		for i := 2; i < len(cs); i++ {
+			if i > 2 && cs[i] <= cs[i-1] || vs[i] != want[cs[i]] {
+				t.Fatalf("trial %d: position %d: context %d count %d, want increasing contexts with count %d", trial, i, cs[i], vs[i], want[cs[i]])
+			}
+		}
 	}
 }

@@ -496,25 +496,27 @@ func (m *merger) partition(p int, secs []section, dense []uint64, sink func(t in
 }
 
 // mergeSorted appends the union of two groups sorted by context, summing
-// the counts of a context in both.
+// the counts of a context in both. Which group holds the next context is
+// as good as random, so each step takes both groups' next contexts and
+// moves on by arithmetic, not branches.
 func mergeSorted(ac []int32, av []uint64, bc []int32, bv []uint64, cs []int32, vs []uint64) ([]int32, []uint64) {
+	n := len(cs)
+	cs = slices.Grow(cs, len(ac)+len(bc))[:n+len(ac)+len(bc)]
+	vs = slices.Grow(vs, len(ac)+len(bc))[:len(cs)]
 	i, j := 0, 0
 	for i < len(ac) && j < len(bc) {
-		switch x, y := ac[i], bc[j]; {
-		case x < y:
-			cs, vs = append(cs, x), append(vs, av[i])
-			i++
-		case y < x:
-			cs, vs = append(cs, y), append(vs, bv[j])
-			j++
-		default:
-			cs, vs = append(cs, x), append(vs, av[i]+bv[j])
-			i++
-			j++
-		}
+		x, y := ac[i], bc[j]
+		p, q := b2u(x <= y), b2u(y <= x)
+		cs[n], vs[n] = min(x, y), av[i]&-p+bv[j]&-q
+		n++
+		i += int(p)
+		j += int(q)
 	}
-	cs, vs = append(cs, ac[i:]...), append(vs, av[i:]...)
-	return append(cs, bc[j:]...), append(vs, bv[j:]...)
+	n += copy(cs[n:], ac[i:])
+	copy(vs[n-len(ac)+i:], av[i:])
+	k := copy(cs[n:], bc[j:])
+	copy(vs[n:], bv[j:])
+	return cs[:n+k], vs[:n+k]
 }
 
 // denseRow appends the non-zero entries of row t of the dense triangle.
