@@ -91,11 +91,11 @@ func fanOutFrom[B any](ctx context.Context, threads int, next func(*B) (bool, er
 // does a batch itself with direct, unless another worker has taken it, and
 // then it waits for that worker's result and passes it to consume. Workers
 // 1 to threads-1 take batches at least two ahead of the one in order and
-// work on them into results with work. So direct and consume are called one
-// at a time, in batch order, on worker 0, which never waits for a result
-// that was started late; and the others' batches are those worker 0 does
-// not reach first. Batches and results are recycled, so the functions must
-// not keep them.
+// work on them into results with work, so that worker 0 seldom waits for
+// a result just begun. direct and consume are called one at a time, in
+// batch order, on worker 0; the others' batches are those worker 0 does not
+// reach first. Batches and results are recycled, so the functions must not
+// keep them.
 //
 // With two threads on bench-raw's tokenize, worker 0 does two batches in
 // five itself. When the workers took batches in turn, and a result was
