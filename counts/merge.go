@@ -545,11 +545,11 @@ func mergeSorted(ac []int32, av []uint64, bc []int32, bv []uint64, cs []int32, v
 		i += int(p)
 		j += int(q)
 	}
+	copy(vs[n:], av[i:])
 	n += copy(cs[n:], ac[i:])
-	copy(vs[n-len(ac)+i:], av[i:])
-	k := copy(cs[n:], bc[j:])
 	copy(vs[n:], bv[j:])
-	return cs[:n+k], vs[:n+k]
+	n += copy(cs[n:], bc[j:])
+	return cs[:n], vs[:n]
 }
 
 // denseRow appends the non-zero entries of row t of the dense triangle,

@@ -208,8 +208,7 @@ func (s *negSampler) sorted(cs []int32, ns []uint64) ([]int32, []uint64) {
 // aliasTally makes m alias draws into the tally, in blocks: first the
 // draws, then their tally, which keeps the two streams of random accesses
 // from waiting on each other (twice as fast as alternating them). The draws
-// are drawAlias's with the generator's state in a local, which the compiler
-// would otherwise store back after every draw.
+// are drawAlias's, made by aliasDraws.
 func (s *negSampler) aliasTally(r *rng, m uint64) {
 	alias := s.t.alias
 	sums, bitset, summary := s.tally.sums, s.tally.bitset, s.tally.summary

@@ -311,7 +311,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	var stats CountStats
 	var corpus []input.Fingerprint
 	if cfg.Tokens != "" {
-		corpus, err = countStream(ctx, cfg, stream, fingerprint, tcfg, index, freq, workers, &stats)
+		corpus, err = countStream(ctx, cfg, stream, fingerprint, tcfg, index, slices.Min(freq), workers, &stats)
 	} else {
 		corpus, err = countText(ctx, cfg, tcfg, index, workers, &stats)
 	}
@@ -472,9 +472,9 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 // countStream counts the token stream s, opened from cfg.Tokens, whose
 // tokenizer settings must be tcfg, those of the vocabulary; it returns the
 // fingerprints of the stream's corpus and of the stream itself, which
-// fingerprint gives.
+// fingerprint gives. least is the count of the vocabulary's rarest token.
 func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream, fingerprint func() (input.Fingerprint, error),
-	tcfg TokenizerConfig, index *tokenize.Index, freq []int64, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
+	tcfg TokenizerConfig, index *tokenize.Index, least int64, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
 	var made TokenizeConfig
 	var corpus []input.Fingerprint
 	var ts TokenizeStats
@@ -521,12 +521,8 @@ func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream, f
 		})
 		return found, err
 	}
-	least := int64(0)
-	if len(freq) > 0 {
-		least = slices.Min(freq)
-	}
 	found, derr := mapDictionary(least)
-	if derr == nil && found < len(freq) {
+	if derr == nil && found < index.Len() {
 		_, derr = mapDictionary(0)
 	}
 	if derr != nil {

@@ -56,8 +56,8 @@ func TestFanOutInOrder(t *testing.T) {
 					inside.Add(-1)
 				}
 				err := fanOutInOrder(context.Background(), threads, next,
-					func(w int, b *int) error {
-						inOrder(w, *b)
+					func(b *int) error {
+						inOrder(0, *b)
 						if failAt == "direct" && failing(*b) {
 							return fail
 						}

@@ -262,18 +262,20 @@ type tokenBatch struct {
 func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, stream *formats.TokenStreamWriter, distinct int) (*tokenize.Counter, error) {
 	counter := tokenize.NewCounterSize(distinct)
 	toks := make([][][]byte, len(tokenizers))
-	direct := make([]tokenBatch, len(tokenizers))
+	// Worker 0 numbers batches in the corpus-wide Counter with tokenizer 0;
+	// the others number theirs in tables of their own.
+	var direct tokenBatch
 	locals := make([]*tokenize.Counter, len(tokenizers))
-	for w := range locals {
+	for w := 1; w < len(locals); w++ {
 		locals[w] = tokenize.NewCounter()
 	}
-	err := fanOutInOrder(ctx, len(tokenizers), nextBatch(r), func(w int, b *input.Batch) error {
+	err := fanOutInOrder(ctx, len(tokenizers), nextBatch(r), func(b *input.Batch) error {
 		// The tokens of a run of documents are numbered together: the
 		// counter looks up many at a time (Counter.AddIDs). Runs of about
 		// 512 tokens were faster than a whole batch's.
-		tk, tb := tokenizers[w], &direct[w]
+		tk, tb := tokenizers[0], &direct
 		tb.ids, tb.docLens = tb.ids[:0], tb.docLens[:0]
-		run := toks[w][:0]
+		run := toks[0][:0]
 		for _, doc := range b.Docs {
 			n := len(run)
 			run = tk.AppendTokens(run, doc)
@@ -286,7 +288,7 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 		}
 		tb.ids = counter.AddIDs(tb.ids, run)
 		tk.Release()
-		toks[w] = run[:0]
+		toks[0] = run[:0]
 		return stream.WriteChunk(tb.docLens, tb.ids)
 	}, func(w int, b *input.Batch, tb *tokenBatch) error {
 		local := locals[w]
