@@ -67,6 +67,10 @@ type TokenStreamWriter struct {
 	buf  []byte
 	err  error
 	docs int64
+	// parts holds the entries of the dictionaries moved out of memory
+	// (SpillDictionary), nParts of them, encoded as in the trailer.
+	parts  *os.File
+	nParts int
 }
 
 // CreateTokenStream starts writing a token stream to path.
@@ -189,18 +193,48 @@ func (d sliceDict) Len() int            { return len(d.tokens) }
 func (d sliceDict) Token(id int) []byte { return d.tokens[id] }
 func (d sliceDict) Counts() []int64     { return d.counts }
 
-// Close writes the trailer, with the metadata and the dictionary, and
-// renames the file into place. The schema is always TokenStreamSchema. A
-// failed Close discards the file.
-func (w *TokenStreamWriter) Close(meta Meta, dict Dictionary) (err error) {
-	defer func() {
-		if err != nil {
-			w.f.Abort()
-		}
-	}()
+// SpillDictionary moves the entries of dict out of memory, to a temporary
+// file in dir, for a caller whose dictionary does not fit: they become the
+// next ids of the stream's dictionary. The caller numbers the ids it writes
+// after that from DictionarySpilled() on, and gives Close the dictionary of
+// those alone. The stream's dictionary then lists a token once for each
+// part it was counted in, each time with its count there.
+func (w *TokenStreamWriter) SpillDictionary(dict Dictionary, dir string) error {
 	if w.err != nil {
 		return w.err
 	}
+	if w.parts == nil {
+		f, err := os.CreateTemp(dir, "pwe-dictionary-*")
+		if err != nil {
+			return fmt.Errorf("formats: spilling the token stream's dictionary: %w", err)
+		}
+		w.parts = f
+	}
+	if err := checkDictionary(dict); err != nil {
+		return err
+	}
+	// Through a buffer: the entries of a large table would take megabytes
+	// more at once.
+	bw := bufio.NewWriterSize(w.parts, 1<<20)
+	var b []byte
+	for i, n := range dict.Counts() {
+		b = appendEntry(b[:0], dict.Token(i), n)
+		bw.Write(b)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("formats: spilling the token stream's dictionary to %s: %w", w.parts.Name(), err)
+	}
+	w.nParts += dict.Len()
+	return nil
+}
+
+// DictionarySpilled returns the number of dictionary entries spilled: the
+// first id of the dictionary that Close is given.
+func (w *TokenStreamWriter) DictionarySpilled() int { return w.nParts }
+
+// checkDictionary reports a dictionary whose counts do not match its
+// tokens or lie outside what the format holds.
+func checkDictionary(dict Dictionary) error {
 	n, counts := dict.Len(), dict.Counts()
 	if n != len(counts) {
 		return fmt.Errorf("formats: token stream dictionary of %d tokens with %d counts", n, len(counts))
@@ -209,6 +243,52 @@ func (w *TokenStreamWriter) Close(meta Meta, dict Dictionary) (err error) {
 		if c < 0 || c > 1<<62 {
 			return fmt.Errorf("formats: token stream dictionary: token %d has count %d", i, c)
 		}
+	}
+	return nil
+}
+
+// appendEntry appends a dictionary entry as the trailer holds it.
+func appendEntry(b, tok []byte, n int64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(tok)))
+	b = append(b, tok...)
+	return binary.AppendUvarint(b, uint64(n))
+}
+
+// dictionaryEntries encodes the entries of dict as the trailer holds them.
+func dictionaryEntries(dict Dictionary) ([]byte, error) {
+	if err := checkDictionary(dict); err != nil {
+		return nil, err
+	}
+	// The entries are sized first: grown by appending, they would copy and
+	// fault in about twice their size (megabytes for a large corpus).
+	size := 0
+	for i, c := range dict.Counts() {
+		tok := dict.Token(i)
+		size += uvarintLen(uint64(len(tok))) + len(tok) + uvarintLen(uint64(c))
+	}
+	t := make([]byte, 0, size)
+	for i, c := range dict.Counts() {
+		t = appendEntry(t, dict.Token(i), c)
+	}
+	return t, nil
+}
+
+// Close writes the trailer, with the metadata and the dictionary (after the
+// entries spilled, if any), and renames the file into place. The schema is
+// always TokenStreamSchema. A failed Close discards the file.
+func (w *TokenStreamWriter) Close(meta Meta, dict Dictionary) (err error) {
+	defer func() {
+		if err != nil {
+			w.f.Abort()
+		}
+	}()
+	defer w.removeParts()
+	if w.err != nil {
+		return w.err
+	}
+	entries, err := dictionaryEntries(dict)
+	if err != nil {
+		return err
 	}
 	meta.Schema = TokenStreamSchema
 	kv, err := meta.pairs()
@@ -223,28 +303,23 @@ func (w *TokenStreamWriter) Close(meta Meta, dict Dictionary) (err error) {
 	if err != nil {
 		return err
 	}
-	// The trailer is sized first: grown by appending, it would copy and
-	// fault in about twice its size (megabytes for a large corpus).
-	size := uvarintLen(uint64(len(js))) + len(js) + uvarintLen(uint64(n))
-	for i, c := range counts {
-		tok := dict.Token(i)
-		size += uvarintLen(uint64(len(tok))) + len(tok) + uvarintLen(uint64(c))
-	}
-	t := make([]byte, 0, size)
-	t = binary.AppendUvarint(t, uint64(len(js)))
-	t = append(t, js...)
-	t = binary.AppendUvarint(t, uint64(n))
-	for i := range n {
-		tok := dict.Token(i)
-		t = binary.AppendUvarint(t, uint64(len(tok)))
-		t = append(t, tok...)
-		t = binary.AppendUvarint(t, uint64(counts[i]))
-	}
+	head := binary.AppendUvarint(nil, uint64(len(js)))
+	head = append(head, js...)
+	head = binary.AppendUvarint(head, uint64(w.nParts+dict.Len()))
 	start := w.off
-	w.write(t)
+	w.write(head)
+	crc := crc32.Checksum(head, castagnoli)
+	if w.parts != nil {
+		crc, err = w.copyParts(crc)
+		if err != nil {
+			return err
+		}
+	}
+	w.write(entries)
+	crc = crc32.Update(crc, castagnoli, entries)
 	var foot [tokensFooter]byte
 	binary.LittleEndian.PutUint64(foot[0:], uint64(start))
-	binary.LittleEndian.PutUint32(foot[8:], crc32.Checksum(t, castagnoli))
+	binary.LittleEndian.PutUint32(foot[8:], crc)
 	copy(foot[12:], tokensEndMagic)
 	w.write(foot[:])
 	if w.err == nil {
@@ -258,8 +333,39 @@ func (w *TokenStreamWriter) Close(meta Meta, dict Dictionary) (err error) {
 	return w.f.Commit()
 }
 
+// copyParts appends the spilled dictionary entries to the stream, and
+// returns crc updated with them.
+func (w *TokenStreamWriter) copyParts(crc uint32) (uint32, error) {
+	if _, err := w.parts.Seek(0, io.SeekStart); err != nil {
+		return crc, fmt.Errorf("formats: reading %s: %w", w.parts.Name(), err)
+	}
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := w.parts.Read(buf)
+		w.write(buf[:n])
+		crc = crc32.Update(crc, castagnoli, buf[:n])
+		if err == io.EOF {
+			return crc, w.err
+		}
+		if err != nil {
+			return crc, fmt.Errorf("formats: reading %s: %w", w.parts.Name(), err)
+		}
+	}
+}
+
+func (w *TokenStreamWriter) removeParts() {
+	if w.parts != nil {
+		w.parts.Close()
+		os.Remove(w.parts.Name())
+		w.parts = nil
+	}
+}
+
 // Abort discards the file. It does nothing after Close.
-func (w *TokenStreamWriter) Abort() { w.f.Abort() }
+func (w *TokenStreamWriter) Abort() {
+	w.f.Abort()
+	w.removeParts()
+}
 
 // TokenStream reads a token stream. Its metadata is read and its trailer
 // checked when it is opened; chunks are then read in order with NextChunk

@@ -1092,3 +1092,63 @@ func TestUvarintLen(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenStreamSpilledDictionary writes a stream whose dictionary was
+// spilled in parts, some of them empty, as tokenize spills a table past
+// its budget: the file must be the one written with the whole dictionary
+// at Close, and the parts' temporary file must be gone after Close, and
+// after Abort.
+func TestTokenStreamSpilledDictionary(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	s := tsRandomStream(r, 6, 20, 5000)
+	s.meta.CreatedAt = "2024-01-02T03:04:05Z"
+	want := tsBytes(t, s)
+	for _, cuts := range [][]int{{0}, {1700}, {0, 1, 1, 2500, 4999}, {5000}} {
+		dir := t.TempDir()
+		path := filepath.Join(t.TempDir(), "s.tokens")
+		w, err := CreateTokenStream(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range s.chunks {
+			if err := w.WriteChunk(c.docLens, c.ids); err != nil {
+				t.Fatalf("chunk %d: %v", i, err)
+			}
+		}
+		for _, cut := range cuts {
+			from := w.DictionarySpilled()
+			if err := w.SpillDictionary(DictionaryOf(s.tokens[from:cut], s.counts[from:cut]), dir); err != nil {
+				t.Fatal(err)
+			}
+			if w.DictionarySpilled() != cut {
+				t.Fatalf("cuts %v: %d entries spilled, want %d", cuts, w.DictionarySpilled(), cut)
+			}
+		}
+		from := w.DictionarySpilled()
+		if err := w.Close(s.meta, DictionaryOf(s.tokens[from:], s.counts[from:])); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("cuts %v: the stream differs from the one written with its whole dictionary", cuts)
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Errorf("cuts %v: Close left %d files in the spill directory", cuts, len(left))
+		}
+	}
+	dir := t.TempDir()
+	w, err := CreateTokenStream(filepath.Join(t.TempDir(), "aborted.tokens"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.SpillDictionary(DictionaryOf(s.tokens[:10], s.counts[:10]), dir); err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("Abort left %d files in the spill directory", len(left))
+	}
+}

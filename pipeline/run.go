@@ -203,6 +203,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		tokens := filepath.Join(c.Output, TokensFile)
 		tk := c.Tokenize
 		tk.Input, tk.Output, tk.Threads = *c.Input, filepath.Join(c.staging("tokenize"), VocabFile), c.Threads
+		tk.Memory, tk.TempDir = int64(c.Memory), c.TempDir
 		tk.Tokens = filepath.Join(c.staging("tokenize"), TokensFile)
 		plan = append(plan, stage{
 			name: "tokenize", settings: tk, inputs: paths, outputs: []string{vocab, tokens},

@@ -501,20 +501,25 @@ func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream, f
 	// A vocabulary made from the stream's corpus holds no token counted
 	// fewer times than its rarest token, so those are not looked up (on
 	// bench-raw, four in five). That holds if the first pass finds every
-	// vocabulary token: the stream's tokens are distinct, so a vocabulary
-	// token it missed would leave one unfound. Otherwise, with a vocabulary
-	// from another corpus, a second pass looks every token up.
+	// vocabulary token. Otherwise, with a vocabulary from another corpus,
+	// or a dictionary that tokenize spilled in parts (where a token is
+	// listed once per part, with its count there), a second pass looks
+	// every token up.
 	vocab := make([]int32, s.DictLen)
 	var known int64 // occurrences of vocabulary tokens
 	mapDictionary := func(least int64) (found int, err error) {
 		known = 0
+		seen := make([]bool, index.Len())
 		err = s.Dictionary(func(id int, tok []byte, n int64) error {
 			vocab[id] = -1
 			if n >= least {
 				vocab[id], _ = index.ID(tok)
 			}
-			if vocab[id] >= 0 {
-				found++
+			if v := vocab[id]; v >= 0 {
+				if !seen[v] {
+					seen[v] = true
+					found++
+				}
 				known += n
 			}
 			return nil

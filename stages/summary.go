@@ -11,8 +11,12 @@ type Summarizer interface {
 
 // Summary implements Summarizer.
 func (s TokenizeStats) Summary() string {
-	return fmt.Sprintf("%d documents, %d tokens (%.1f M/s), %d distinct; vocabulary %d tokens covering %.1f%%",
-		s.Documents, s.Tokens, rate(s.Tokens, s.Seconds), s.DistinctTokens, s.VocabSize, 100*s.VocabCoverage)
+	spills := ""
+	if s.Spills > 0 {
+		spills = fmt.Sprintf(" (%d spills)", s.Spills)
+	}
+	return fmt.Sprintf("%d documents, %d tokens (%.1f M/s), %d distinct%s; vocabulary %d tokens covering %.1f%%",
+		s.Documents, s.Tokens, rate(s.Tokens, s.Seconds), s.DistinctTokens, spills, s.VocabSize, 100*s.VocabCoverage)
 }
 
 // Summary implements Summarizer.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -34,6 +36,16 @@ type TokenizeConfig struct {
 	// Threads tokenise in parallel (0: every core). The vocabulary does not
 	// depend on it.
 	Threads int `json:"-" yaml:"-"`
+	// Memory bounds the tables of distinct tokens (default 1 GiB): past a
+	// quarter of it (their capacity, the garbage of their growth and a
+	// spill's sort take the rest) their counts are spilled to TempDir
+	// (default the system's) and merged at the end. Neither changes the
+	// vocabulary.
+	Memory  int64  `json:"-" yaml:"-"`
+	TempDir string `json:"-" yaml:"-"`
+	// spillAt, if positive, replaces a quarter of the budget as the footprint at
+	// which a table spills, for tests on small corpora.
+	spillAt int64
 	// Progress, if set, follows the reading of the corpus.
 	Progress ReadProgress `json:"-" yaml:"-"`
 }
@@ -43,9 +55,18 @@ func (c TokenizeConfig) WithDefaults() TokenizeConfig {
 	if c.MinCount == 0 {
 		c.MinCount = 1
 	}
+	if c.Memory == 0 {
+		c.Memory = DefaultMemory
+	}
+	if c.TempDir == "" {
+		c.TempDir = os.TempDir()
+	}
 	c.Threads = threadsOrDefault(c.Threads)
 	return c
 }
+
+// MinTokenizeMemory is the smallest memory budget tokenize accepts.
+const MinTokenizeMemory = 1 << 20
 
 // Validate reports settings that cannot work.
 func (c TokenizeConfig) Validate() error {
@@ -63,6 +84,8 @@ func (c TokenizeConfig) Validate() error {
 		return fmt.Errorf("min-count %d, want at least 1", c.MinCount)
 	case c.Tokenizer.MinLength < 0:
 		return fmt.Errorf("min-length %d is negative", c.Tokenizer.MinLength)
+	case c.Memory < MinTokenizeMemory:
+		return fmt.Errorf("memory budget of %d bytes, want at least %d (1MiB)", c.Memory, MinTokenizeMemory)
 	}
 	return nil
 }
@@ -77,7 +100,11 @@ type TokenizeStats struct {
 	DistinctTokens int     `json:"distinct_tokens"`
 	VocabSize      int     `json:"vocab_size"`
 	VocabCoverage  float64 `json:"vocab_coverage"`
-	Seconds        float64 `json:"-"` // wall time; not recorded, so reruns give the same bytes
+	// Spills counts the tables of distinct tokens spilled to disk for
+	// want of memory; it depends on the budget, not on the corpus alone,
+	// so it is reported but not recorded.
+	Spills  int     `json:"-"`
+	Seconds float64 `json:"-"` // wall time; not recorded, so reruns give the same bytes
 }
 
 // Tokenize reads the corpus, counts tokens and writes the vocabulary: the
@@ -102,6 +129,16 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	for w := range tokenizers {
 		tokenizers[w] = tokenize.New(cfg.Tokenizer.options())
 	}
+	// The tables are bounded, so a memory limit makes the collector work
+	// harder rather than let garbage take the process past the budget.
+	prevLimit := debug.SetMemoryLimit(cfg.Memory)
+	defer debug.SetMemoryLimit(prevLimit)
+	runs := tokenize.NewRuns(cfg.TempDir)
+	defer runs.Close()
+	sp := spiller{runs: runs, limit: cfg.Memory / 4, dir: cfg.TempDir}
+	if cfg.spillAt > 0 {
+		sp.limit = cfg.spillAt
+	}
 	var total *tokenize.Counter
 	var stream *formats.TokenStreamWriter
 	if cfg.Tokens != "" {
@@ -109,9 +146,10 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 			return TokenizeStats{}, err
 		}
 		defer stream.Abort()
-		total, err = tokenizeToStream(ctx, r, tokenizers, stream, distinctGuess(size))
+		sp.stream = stream
+		total, err = tokenizeToStream(ctx, r, tokenizers, sp, distinctGuess(size, sp.limit))
 	} else {
-		total, err = countTokens(ctx, r, tokenizers, distinctGuess(size))
+		total, err = countTokens(ctx, r, tokenizers, sp, distinctGuess(size, sp.limit))
 	}
 	if err != nil {
 		return TokenizeStats{}, err
@@ -127,11 +165,31 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 		Dropped:        ts.Dropped,
 		InvalidUTF8:    ts.InvalidUTF8,
 		DistinctTokens: total.Len(),
+		Spills:         runs.Len(),
 	}
 	if ts.Tokens == 0 {
 		return stats, fmt.Errorf("%w: no token in %v", ErrEmptyCorpus, cfg.Input.Paths)
 	}
-	vocabSize, covered := total.VocabularySize(cfg.MaxVocab, cfg.MinCount)
+	// Spilled counts are merged into the vocabulary; the last table joins
+	// them. Otherwise the vocabulary's size is known before its tokens are
+	// ranked, which then overlaps the closing of the stream.
+	var entries []tokenize.Entry
+	var vocabSize int
+	var covered int64
+	if stats.Spills > 0 {
+		if err := runs.Spill(total); err != nil {
+			return stats, err
+		}
+		if entries, stats.DistinctTokens, err = runs.Vocabulary(cfg.MaxVocab, cfg.MinCount, cfg.Memory/4); err != nil {
+			return stats, err
+		}
+		vocabSize = len(entries)
+		for _, e := range entries {
+			covered += e.Count
+		}
+	} else {
+		vocabSize, covered = total.VocabularySize(cfg.MaxVocab, cfg.MinCount)
+	}
 	if vocabSize == 0 {
 		return stats, fmt.Errorf("%w: no token occurs at least %d times (min-count)", ErrEmptyCorpus, cfg.MinCount)
 	}
@@ -156,7 +214,9 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 		streamClosed = sync.OnceValue(func() error { return <-closed })
 		defer streamClosed()
 	}
-	entries := total.Vocabulary(cfg.MaxVocab, cfg.MinCount)
+	if stats.Spills == 0 {
+		entries = total.Vocabulary(cfg.MaxVocab, cfg.MinCount)
+	}
 	rows := make([]formats.VocabRow, len(entries))
 	for i, e := range entries {
 		rows[i] = formats.VocabRow{TokenID: int32(i), Token: e.Token, Count: e.Count}
@@ -195,13 +255,43 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 // times the square root of the bytes) is taken a sixth lower, so that a
 // table seldom starts larger than its corpus fills (a compressed or
 // repetitive corpus fills less), and capped at a million tokens (32 MiB of
-// slots), which bounds what a wrong guess wastes.
-func distinctGuess(rawBytes int64) int {
-	return int(min(32*math.Sqrt(float64(rawBytes)), 1<<20))
+// slots), which bounds what a wrong guess wastes, and to what fits the
+// limit at which the table spills (about 64 bytes a token).
+func distinctGuess(rawBytes, limit int64) int {
+	return int(min(32*math.Sqrt(float64(rawBytes)), 1<<20, float64(limit/64)))
 }
 
-// countTokens counts the tokens of r on one goroutine per tokenizer.
-func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, distinct int) (*tokenize.Counter, error) {
+// spiller moves tables of distinct tokens out of memory when their
+// footprint passes limit: their counts to runs, and, for a token stream,
+// their entries of its dictionary.
+type spiller struct {
+	runs   *tokenize.Runs
+	limit  int64
+	stream *formats.TokenStreamWriter
+	dir    string
+}
+
+// spill spills c if its footprint passes the limit; it reports whether it
+// did, leaving c reset.
+func (sp spiller) spill(c *tokenize.Counter, limit int64) (bool, error) {
+	if c.Footprint() <= limit {
+		return false, nil
+	}
+	if sp.stream != nil {
+		if err := sp.stream.SpillDictionary(c, sp.dir); err != nil {
+			return false, err
+		}
+	}
+	if err := sp.runs.Spill(c); err != nil {
+		return false, err
+	}
+	c.Reset()
+	return true, nil
+}
+
+// countTokens counts the tokens of r on one goroutine per tokenizer, each
+// spilling its table beyond its share of the limit.
+func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, sp spiller, distinct int) (*tokenize.Counter, error) {
 	counters := make([]*tokenize.Counter, len(tokenizers))
 	for w := range counters {
 		counters[w] = tokenize.NewCounter()
@@ -209,6 +299,7 @@ func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.To
 	// The first takes in the others' tokens at the end: it alone is made
 	// for the corpus's.
 	counters[0] = tokenize.NewCounterSize(distinct)
+	share := sp.limit / int64(len(counters))
 	err := fanOut(ctx, r, len(tokenizers), func(w int, b *input.Batch) error {
 		tk, counter := tokenizers[w], counters[w]
 		var toks [][]byte
@@ -216,12 +307,21 @@ func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.To
 			toks = tk.Tokens(toks[:0], doc)
 			counter.Add(toks)
 		}
-		return nil
+		_, err := sp.spill(counter, share)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	// Once counts are spilled, every table joins them; the caller spills the
+	// first.
 	for _, c := range counters[1:] {
+		if sp.runs.Len() > 0 {
+			if _, err := sp.spill(c, -1); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		counters[0].Merge(c)
 	}
 	return counters[0], nil
@@ -259,8 +359,22 @@ type tokenBatch struct {
 // itself. Numbering the others in their own tables and merging them costs
 // more: with nearly every batch done that way, tokenize took 10 % more CPU
 // than on one thread (perf).
-func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, stream *formats.TokenStreamWriter, distinct int) (*tokenize.Counter, error) {
+func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, sp spiller, distinct int) (*tokenize.Counter, error) {
+	stream := sp.stream
 	counter := tokenize.NewCounterSize(distinct)
+	// When the corpus-wide Counter spills, its ids move to the stream's
+	// dictionary, and the ids of the next go on from there: base is the
+	// stream's id of the Counter's id 0. The Counter spills between
+	// batches, in corpus order, so the stream's bytes do not depend on the
+	// number of threads.
+	var base uint32
+	spill := func() error {
+		spilled, err := sp.spill(counter, sp.limit)
+		if spilled {
+			base = uint32(stream.DictionarySpilled())
+		}
+		return err
+	}
 	toks := make([][][]byte, len(tokenizers))
 	// Worker 0 numbers batches in the corpus-wide Counter with tokenizer 0;
 	// the others number theirs in tables of their own.
@@ -289,7 +403,15 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 		tb.ids = counter.AddIDs(tb.ids, run)
 		tk.Release()
 		toks[0] = run[:0]
-		return stream.WriteChunk(tb.docLens, tb.ids)
+		if base > 0 {
+			for i := range tb.ids {
+				tb.ids[i] += base
+			}
+		}
+		if err := stream.WriteChunk(tb.docLens, tb.ids); err != nil {
+			return err
+		}
+		return spill()
 	}, func(w int, b *input.Batch, tb *tokenBatch) error {
 		local := locals[w]
 		local.Reset()
@@ -317,10 +439,16 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 		tb.distinct = distinct
 		tb.global = counter.AddCountIDs(tb.global[:0], distinct, tb.counts)
 		global := tb.global
+		for i := range global {
+			global[i] += base
+		}
 		for i, id := range tb.ids {
 			tb.ids[i] = global[id]
 		}
-		return stream.WriteChunk(tb.docLens, tb.ids)
+		if err := stream.WriteChunk(tb.docLens, tb.ids); err != nil {
+			return err
+		}
+		return spill()
 	})
 	return counter, err
 }

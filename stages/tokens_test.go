@@ -93,17 +93,86 @@ func TestTokenStreamIsTheText(t *testing.T) {
 		}
 		if first == nil {
 			first = stream
-			checkStreamAgainstText(t, tokens, corpus)
+			checkStreamAgainstText(t, tokens, corpus, false)
 		} else if !bytes.Equal(stream, first) {
 			t.Errorf("threads %d: the token stream's bytes differ from threads 1", threads)
 		}
 	}
 }
 
+// TestTokenizeSpills tokenizes the big fixture with tables spilled after
+// nearly every batch, with and without a token stream, on 1 to 3 threads.
+// The vocabulary must be byte for byte the one tokenize writes in memory;
+// the stream must hold the text, its bytes must not depend on the number of
+// threads, and counting it must give the rows the unspilled stream gives.
+// No temporary file may be left.
+func TestTokenizeSpills(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "0")
+	dir := t.TempDir()
+	corpus := bigFixture(t, dir)
+	refVocab, refTokens := tokenizeWithStream(t, filepath.Join(dir, "ref"), corpus, 1)
+	want, err := os.ReadFile(refVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	var first []byte
+	for _, threads := range []int{1, 2, 3} {
+		for _, withStream := range []bool{false, true} {
+			d := filepath.Join(dir, fmt.Sprintf("t%d-%v", threads, withStream))
+			cfg := TokenizeConfig{
+				Input: TextInput{Paths: []string{corpus}, DocSep: "blank"}, MaxVocab: 300,
+				Output: filepath.Join(d, "vocab.parquet"), Threads: threads, TempDir: tmp, spillAt: 8 << 10,
+			}
+			if withStream {
+				cfg.Tokens = filepath.Join(d, "tokens.bin")
+			}
+			st, err := Tokenize(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Spills < 2 {
+				t.Fatalf("threads %d, stream %v: %d spills; the test no longer spills several times", threads, withStream, st.Spills)
+			}
+			got, err := os.ReadFile(cfg.Output)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("threads %d, stream %v: vocab.parquet differs from the one written without spills", threads, withStream)
+			}
+			if !withStream {
+				continue
+			}
+			stream, err := os.ReadFile(cfg.Tokens)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first != nil {
+				if !bytes.Equal(stream, first) {
+					t.Errorf("threads %d: the spilled token stream's bytes differ from threads 1", threads)
+				}
+				continue
+			}
+			first = stream
+			checkStreamAgainstText(t, cfg.Tokens, corpus, true)
+			ref := CountConfig{Tokens: refTokens, Vocab: refVocab, Output: filepath.Join(d, "ref.parquet"), Seed: 9, Negatives: intp(1)}
+			spilled := ref
+			spilled.Tokens, spilled.Output = cfg.Tokens, filepath.Join(d, "spilled.parquet")
+			countTextAndStream(t, "spilled dictionary", ref, spilled)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("tokenize left %d files in its temporary directory", len(left))
+	}
+}
+
 // checkStreamAgainstText decodes the stream and compares it with a naive
 // tokenization of the fixture: paragraphs split at blank lines, each
-// tokenized on its own, ids numbered by first appearance.
-func checkStreamAgainstText(t *testing.T, path, corpus string) {
+// tokenized on its own. Each id's count in the dictionary must be its
+// number of occurrences, and unless the dictionary was spilled in parts,
+// the ids must number the tokens by first appearance.
+func checkStreamAgainstText(t *testing.T, path, corpus string, spilled bool) {
 	t.Helper()
 	text, err := os.ReadFile(corpus)
 	if err != nil {
@@ -132,6 +201,7 @@ func checkStreamAgainstText(t *testing.T, path, corpus string) {
 		t.Fatal(err)
 	}
 	var got [][]string
+	occurrences := make([]int64, len(dict))
 	chunks := 0
 	for {
 		var c formats.TokenChunk
@@ -154,6 +224,7 @@ func checkStreamAgainstText(t *testing.T, path, corpus string) {
 			var doc []string
 			for _, id := range ids[:n] {
 				doc = append(doc, dict[id])
+				occurrences[id]++
 			}
 			got = append(got, doc)
 			ids = ids[n:]
@@ -165,25 +236,25 @@ func checkStreamAgainstText(t *testing.T, path, corpus string) {
 	if len(got) != len(docs) {
 		t.Fatalf("stream holds %d documents, the text %d", len(got), len(docs))
 	}
-	counts := map[string]int64{}
 	var order []string
+	seen := map[string]bool{}
 	for d := range docs {
 		if !reflect.DeepEqual(got[d], docs[d]) && !(len(got[d]) == 0 && len(docs[d]) == 0) {
 			t.Fatalf("document %d: stream %q, text %q", d, got[d], docs[d])
 		}
 		for _, tok := range docs[d] {
-			if counts[tok] == 0 {
+			if !seen[tok] {
 				order = append(order, tok)
 			}
-			counts[tok]++
+			seen[tok] = true
 		}
 	}
-	if !reflect.DeepEqual(dict, order) {
+	if !spilled && !reflect.DeepEqual(dict, order) {
 		t.Errorf("dictionary is not in order of first appearance: %q..., want %q...", dict[:min(5, len(dict))], order[:min(5, len(order))])
 	}
-	for i, tok := range dict {
-		if dictCounts[i] != counts[tok] {
-			t.Errorf("dictionary count of %q is %d, want %d", tok, dictCounts[i], counts[tok])
+	for id, tok := range dict {
+		if dictCounts[id] != occurrences[id] {
+			t.Errorf("dictionary count of id %d (%q) is %d, but the stream holds it %d times", id, tok, dictCounts[id], occurrences[id])
 		}
 	}
 }

@@ -226,6 +226,15 @@ func (c *Counter) MemoryBytes() int {
 	return c.tab.memory() + 8*cap(c.counts) + 16*recentSize
 }
 
+// Footprint returns the bytes the Counter's distinct tokens take: their
+// bytes, offsets and counts, and the hash slots they fill. Unlike
+// MemoryBytes, it falls to zero when the Counter is reset, which keeps its
+// memory for the tokens counted next.
+func (c *Counter) Footprint() int64 {
+	n := len(c.counts)
+	return int64(len(c.tab.arena) + 16*n + 16*slotsFor(n))
+}
+
 // An Entry is a vocabulary token and its count.
 type Entry struct {
 	Token string
@@ -243,22 +252,14 @@ type Entry struct {
 // sorted on keys that hold the count and the token's first 8 bytes, which
 // settle most comparisons without reading the tokens.
 func (c *Counter) Vocabulary(maxVocab int, minCount int64) []Entry {
-	least := c.kthCount(maxVocab, minCount)
+	least := c.histogram().cut(maxVocab, minCount).least
 	var keys []rankKey
 	for id, n := range c.counts {
 		if n >= least {
 			keys = append(keys, rankKey{count: n, prefix: prefix8(c.tab.str(id)), id: int32(id)})
 		}
 	}
-	slices.SortFunc(keys, func(a, b rankKey) int {
-		switch {
-		case a.count != b.count:
-			return cmp.Compare(b.count, a.count)
-		case a.prefix != b.prefix:
-			return cmp.Compare(a.prefix, b.prefix)
-		}
-		return bytes.Compare(c.tab.str(int(a.id)), c.tab.str(int(b.id)))
-	})
+	keys = c.rank(keys)
 	if maxVocab > 0 && len(keys) > maxVocab {
 		keys = keys[:maxVocab]
 	}
@@ -269,29 +270,34 @@ func (c *Counter) Vocabulary(maxVocab int, minCount int64) []Entry {
 	return out
 }
 
+// rank sorts keys by descending count, then by the bytes of their tokens.
+func (c *Counter) rank(keys []rankKey) []rankKey {
+	slices.SortFunc(keys, func(a, b rankKey) int {
+		switch {
+		case a.count != b.count:
+			return cmp.Compare(b.count, a.count)
+		case a.prefix != b.prefix:
+			return cmp.Compare(a.prefix, b.prefix)
+		}
+		return bytes.Compare(c.tab.str(int(a.id)), c.tab.str(int(b.id)))
+	})
+	return keys
+}
+
 // VocabularySize returns the number of entries Vocabulary(maxVocab,
 // minCount) returns and the sum of their counts, without ranking the
-// tokens: one pass over the counts, after kthCount's.
+// tokens: from the histogram of the counts alone.
 func (c *Counter) VocabularySize(maxVocab int, minCount int64) (size int, covered int64) {
-	least := c.kthCount(maxVocab, minCount)
-	// Fewer than maxVocab tokens are counted more often than the last one
-	// kept, so all of them are kept, with as many of those counted least
-	// times as there is room for.
-	above, at := 0, 0
+	k := c.histogram().cut(maxVocab, minCount)
+	return k.above + k.at, k.covered
+}
+
+func (c *Counter) histogram() *countHist {
+	h := new(countHist)
 	for _, n := range c.counts {
-		switch {
-		case n > least:
-			above++
-			covered += n
-		case n == least:
-			at++
-		}
+		h.add(n)
 	}
-	size = above + at
-	if maxVocab > 0 {
-		size = min(size, maxVocab)
-	}
-	return size, covered + int64(size-above)*least
+	return h
 }
 
 // rankKey orders tokens for Vocabulary.
@@ -305,43 +311,94 @@ type rankKey struct {
 // zero bytes: numbers that differ order their tokens as bytes.Compare does,
 // and equal ones leave it to the bytes (b and b+"\x00" share a prefix).
 func prefix8(b []byte) uint64 {
-	var p [8]byte
-	copy(p[:], b)
-	return binary.BigEndian.Uint64(p[:])
+	if len(b) >= 8 {
+		return binary.BigEndian.Uint64(b)
+	}
+	// Byte by byte: a copy into an array would call memmove, which took
+	// most of a spill's time on short tokens.
+	var x uint64
+	for i, c := range b {
+		x |= uint64(c) << (56 - 8*i)
+	}
+	return x
 }
 
-// histCap bounds the histogram kthCount builds: counts from histCap up share
-// its last bucket and are sorted only if the k-th count falls among them.
+// histCap bounds countHist's table: counts from histCap up are kept as a
+// list, which is sorted only if the cut falls among them.
 const histCap = 1 << 12
 
-// kthCount returns the count of the k-th most frequent token if it is at
-// least minCount and positive; otherwise minCount, which then keeps every
-// token counted that often.
-func (c *Counter) kthCount(k int, minCount int64) int64 {
-	if k <= 0 || k >= len(c.counts) {
-		return minCount
+// countHist summarises the counts of a corpus's distinct tokens, enough to
+// tell which of them a vocabulary keeps (cut) without ranking them.
+type countHist struct {
+	hist     [histCap]int // hist[n]: the tokens counted n times, n < histCap
+	big      []int64      // the counts of histCap or more
+	distinct int
+}
+
+func (h *countHist) add(n int64) {
+	h.distinct++
+	switch {
+	case n >= histCap:
+		h.big = append(h.big, n)
+	case n >= 0:
+		h.hist[n]++
 	}
-	var hist [histCap + 1]int
-	for _, n := range c.counts {
-		if n >= minCount && n > 0 {
-			hist[min(n, histCap)]++
-		}
-	}
-	if hist[histCap] >= k {
-		var big []int64
-		for _, n := range c.counts {
-			if n >= histCap {
-				big = append(big, n)
+}
+
+// A vocabCut tells which tokens a vocabulary keeps: every token counted more
+// than least times (above of them), and the first at of those counted
+// exactly least times in byte order; covered is the sum of their counts.
+type vocabCut struct {
+	least     int64
+	above, at int
+	covered   int64
+}
+
+// cut returns the cut of the vocabulary of the maxVocab most frequent
+// tokens (all if maxVocab <= 0) counted at least minCount times. least is
+// the count of the maxVocab-th most frequent token if that is at least
+// minCount and positive; otherwise minCount.
+func (h *countHist) cut(maxVocab int, minCount int64) vocabCut {
+	slices.SortFunc(h.big, func(a, b int64) int { return cmp.Compare(b, a) })
+	least := minCount
+	if maxVocab > 0 && maxVocab < h.distinct {
+		seen := 0
+		if i := maxVocab - 1; i < len(h.big) {
+			least = h.big[i]
+		} else {
+			seen = len(h.big)
+			for n := histCap - 1; n > 0; n-- {
+				if seen += h.hist[n]; seen >= maxVocab {
+					least = int64(n)
+					break
+				}
 			}
 		}
-		slices.Sort(big)
-		return max(big[len(big)-k], minCount)
+		least = max(least, minCount)
 	}
-	seen := hist[histCap]
-	for n := histCap - 1; n > 0; n-- {
-		if seen += hist[n]; seen >= k {
-			return max(int64(n), minCount)
+	var k vocabCut
+	k.least = least
+	tied := 0
+	for _, n := range h.big {
+		switch {
+		case n > least:
+			k.above++
+			k.covered += n
+		case n == least:
+			tied++
 		}
 	}
-	return minCount
+	for n := max(least+1, 0); n < histCap; n++ {
+		k.above += h.hist[n]
+		k.covered += n * int64(h.hist[n])
+	}
+	if 0 <= least && least < histCap {
+		tied += h.hist[least]
+	}
+	k.at = tied
+	if maxVocab > 0 {
+		k.at = max(0, min(tied, maxVocab-k.above))
+	}
+	k.covered += int64(k.at) * least
+	return k
 }

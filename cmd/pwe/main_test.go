@@ -31,6 +31,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, exitUsage, "unknown command"},
 		{[]string{"tokenize", "--no-such-flag"}, exitUsage, "no-such-flag"},
 		{[]string{"tokenize", "x.txt"}, exitUsage, "no output"},
+		{[]string{"tokenize", "x.txt", "-o", "v.parquet", "--memory", "100KiB"}, exitUsage, "memory budget of 102400 bytes"},
 		{[]string{"count", "x.txt", "-o", "c.parquet"}, exitUsage, "no vocabulary"},
 		{[]string{"fit", "--counts", "c", "--vocab", "v", "-o", "d", "--dim", "5000"}, exitUsage, "dim 5000"},
 		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(t.TempDir(), "v.parquet")}, exitRuntime, "/no/such/file.txt"},

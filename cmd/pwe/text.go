@@ -33,12 +33,15 @@ standard input; .gz, .zst and .bz2 files are decompressed. Tokens are Unicode
 words (UAX #29), case-folded unless --no-lower. With --tokens, the corpus is
 also written as token ids, which pwe count --tokens reads instead of the text
 (for English text about a third of its size; it saves count from
-decompressing and segmenting the corpus again).`,
+decompressing and segmenting the corpus again). The table of distinct tokens
+stays within --memory: past a quarter of it, its counts spill to --temp-dir
+and are merged, which leaves the vocabulary unchanged.`,
 		example: `  pwe tokenize corpus/ -o vocab.parquet --max-vocab 50000 --min-count 5
   pwe tokenize posts.jsonl.zst --text-field body -o vocab.parquet
   pwe tokenize corpus/ -o vocab.parquet --tokens tokens.bin && pwe count --tokens tokens.bin --vocab vocab.parquet -o counts.parquet`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.TokenizeConfig
+			memory := pipeline.Bytes(stages.DefaultMemory)
 			textInputFlags(fs, &cfg.Input)
 			fs.StringVar(&cfg.Output, "o", "", "output `vocab.parquet` (-: an Arrow stream on stdout)")
 			fs.StringVar(&cfg.Tokens, "tokens", "", "also write the corpus as token ids to `tokens.bin`, for pwe count --tokens")
@@ -48,9 +51,12 @@ decompressing and segmenting the corpus again).`,
 			fs.IntVar(&cfg.MaxVocab, "max-vocab", 0, "keep the `n` most frequent tokens (0: all)")
 			fs.Int64Var(&cfg.MinCount, "min-count", 1, "drop tokens seen fewer than `n` times")
 			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core)")
+			fs.Var(&memory, "memory", "memory `budget` for the table of distinct tokens, e.g. 256MiB (default 1GiB)")
+			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled counts (default: the system's)")
 			return func(ctx context.Context, args []string) error {
 				cfg.Input.Paths = args
 				cfg.Stdout = e.stdout
+				cfg.Memory = int64(memory)
 				limitThreads(cfg.Threads)
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("tokenize: %v", err)
