@@ -65,8 +65,13 @@ func (c TokenizeConfig) WithDefaults() TokenizeConfig {
 	return c
 }
 
-// MinTokenizeMemory is the smallest memory budget tokenize accepts.
-const MinTokenizeMemory = 1 << 20
+const (
+	// MinTokenizeMemory is the smallest memory budget tokenize accepts.
+	MinTokenizeMemory = 1 << 20
+	// tokenizeBaseMemory is the least memory limit tokenize sets: about
+	// twice the heap it takes besides its table.
+	tokenizeBaseMemory = 64 << 20
+)
 
 // Validate reports settings that cannot work.
 func (c TokenizeConfig) Validate() error {
@@ -130,8 +135,11 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 		tokenizers[w] = tokenize.New(cfg.Tokenizer.options())
 	}
 	// The tables are bounded, so a memory limit makes the collector work
-	// harder rather than let garbage take the process past the budget.
-	prevLimit := debug.SetMemoryLimit(cfg.Memory)
+	// harder rather than let garbage take the process past the budget. The
+	// limit is not below what the rest of the process takes (batches in
+	// flight, buffers: some 30 MB), where it kept the collector running:
+	// with 16 MiB, tokenize took twice the CPU.
+	prevLimit := debug.SetMemoryLimit(max(cfg.Memory+cfg.Memory/16, tokenizeBaseMemory))
 	defer debug.SetMemoryLimit(prevLimit)
 	runs := tokenize.NewRuns(cfg.TempDir)
 	defer runs.Close()
