@@ -379,6 +379,9 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 	spill := func() error {
 		spilled, err := sp.spill(counter, sp.limit)
 		if spilled {
+			if n := stream.DictionarySpilled(); n > math.MaxUint32/2 {
+				return fmt.Errorf("the token stream's dictionary has %d entries, too close to the 32-bit ids' limit; raise --memory", n)
+			}
 			base = uint32(stream.DictionarySpilled())
 		}
 		return err

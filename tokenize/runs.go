@@ -28,7 +28,6 @@ type Runs struct {
 	mu    sync.Mutex
 	files []*os.File
 	sizes []int // entries of each run
-	bytes int64
 }
 
 // NewRuns returns an empty set of runs whose files go to dir.
@@ -39,13 +38,6 @@ func (r *Runs) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.files)
-}
-
-// Bytes returns the bytes spilled.
-func (r *Runs) Bytes() int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.bytes
 }
 
 // Spill writes c's tokens and counts as a run. c is not changed; the caller
@@ -59,7 +51,6 @@ func (r *Runs) Spill(c *Counter) error {
 	if err != nil {
 		return fmt.Errorf("tokenize: spilling counts: %w", err)
 	}
-	var n int64
 	var werr error
 	b := make([]byte, 0, 1<<20)
 	var short [8]byte
@@ -80,7 +71,6 @@ func (r *Runs) Spill(c *Counter) error {
 			if _, werr = f.Write(b); werr != nil {
 				break
 			}
-			n += int64(len(b))
 			b = b[:0]
 		}
 	}
@@ -93,7 +83,6 @@ func (r *Runs) Spill(c *Counter) error {
 	defer r.mu.Unlock()
 	r.files = append(r.files, f)
 	r.sizes = append(r.sizes, len(keys))
-	r.bytes += n
 	return nil
 }
 
@@ -202,17 +191,6 @@ func (r *Runs) Vocabulary(maxVocab int, minCount int64, limit int64) ([]Entry, i
 	// equal counts in it.
 	slices.SortStableFunc(entries, func(a, b Entry) int { return cmp.Compare(b.Count, a.Count) })
 	return entries, h.distinct, nil
-}
-
-// VocabularySize returns what Counter.VocabularySize returns for a Counter
-// holding every token of the runs, and the number of distinct tokens.
-func (r *Runs) VocabularySize(maxVocab int, minCount int64) (size int, covered int64, distinct int, err error) {
-	h, _, err := r.histogram()
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	k := h.cut(maxVocab, minCount)
-	return k.above + k.at, k.covered, h.distinct, nil
 }
 
 func (r *Runs) histogram() (*countHist, int64, error) {
