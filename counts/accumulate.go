@@ -31,8 +31,11 @@ type Accumulator struct {
 	// spillScratch is the rest of a spill's memory, made by the first.
 	spillScratch *spillScratch
 	n            int
-	filt         []int32
-	err          error
+	// spilled is the most keys a spill took from the buffer: with its
+	// scratch, as far as the buffer has been touched.
+	spilled int
+	filt    []int32
+	err     error
 
 	docs, tokens, subsampled, pairs int64
 }
@@ -265,7 +268,8 @@ func (a *Accumulator) spill() error {
 	if a.spillScratch == nil {
 		a.spillScratch = newSpillScratch(a.c)
 	}
-	err := a.c.spillKeys(a.buf[:a.n], a.tmp[:a.n], a.perm[:a.n], a.spillScratch)
+	err := a.c.spillKeys(a.buf[:a.n], a.tmp[:a.n], a.perm[:a.n], a.spillScratch, false)
+	a.spilled = max(a.spilled, a.n)
 	a.n = 0
 	return err
 }
@@ -301,10 +305,23 @@ func newSpillScratch(c *Counter) *spillScratch {
 // they hold every ordered pair once, grouped by target. The larger id is on
 // top of the keys because radixSort splits on the top bits. tmp and perm,
 // as long as buf, and s are its scratch; the keys are left in no order.
-func (c *Counter) spillKeys(buf, tmp []uint64, perm []uint32, s *spillScratch) error {
+//
+// With keep, the run stays in buf and tmp instead of a file (keepRun),
+// unless its counts are too large to pack: spillLast keeps the last
+// spill's runs, which the merge then reads without decoding them.
+func (c *Counter) spillKeys(buf, tmp []uint64, perm []uint32, s *spillScratch, keep bool) error {
 	keys, vals := radixSort(buf, tmp, 2*c.idBits+c.dBits, s.radix)
 
 	keys, vals, maxVal := aggregate(keys, vals, c.dBits, c.weights)
+	idBits := c.idBits
+	idMask := uint64(1)<<idBits - 1
+	valBits := min(64-2*idBits, 32)
+	packed := maxVal < 1<<valBits
+	if keep && packed {
+		m := c.transposePacked(keys, vals, valBits, s.hist)
+		c.keepRun(keys, vals[:m], valBits, s.hist)
+		return nil
+	}
 
 	f, err := c.createRunFile()
 	if err != nil {
@@ -312,8 +329,6 @@ func (c *Counter) spillKeys(buf, tmp []uint64, perm []uint32, s *spillScratch) e
 	}
 	r := &run{f: f, split: true}
 	w := newRunWriter(f, c.parts, s.wbuf)
-	idBits := c.idBits
-	idMask := uint64(1)<<idBits - 1
 
 	w.startSection()
 	for i := 0; i < len(keys); {
@@ -332,36 +347,10 @@ func (c *Counter) spillKeys(buf, tmp []uint64, perm []uint32, s *spillScratch) e
 	}
 	r.sections = append(r.sections, w.endSection())
 
-	// Transpose by a stable counting sort on the smaller id: input sorted
-	// by (hi, lo) comes out sorted by (lo, hi).
-	hist := s.hist
-	clear(hist)
-	for _, k := range keys {
-		hi, lo := k>>idBits, k&idMask
-		if hi != lo {
-			hist[lo+1]++
-		}
-	}
-	for t := 1; t < len(hist); t++ {
-		hist[t] += hist[t-1]
-	}
 	w.startSection()
-	if valBits := min(64-2*idBits, 32); maxVal < 1<<valBits {
-		// Pack the values into the keys, which frees vals to receive the
-		// transposed entries by scattering: random writes are much cheaper
-		// than the random reads of a gather.
-		for i, k := range keys {
-			keys[i] = k<<valBits | vals[i]
-		}
-		valMask := uint64(1)<<valBits - 1
-		for _, k := range keys {
-			pair := k >> valBits
-			hi, lo := pair>>idBits, pair&idMask
-			if hi != lo {
-				vals[hist[lo]] = hi | (k&valMask)<<32
-				hist[lo]++
-			}
-		}
+	hist := s.hist
+	if packed {
+		c.transposePacked(keys, vals, valBits, hist)
 		// hist[h] now ends group h.
 		start := uint32(0)
 		for h, end := range hist[:c.v] {
@@ -378,6 +367,18 @@ func (c *Counter) spillKeys(buf, tmp []uint64, perm []uint32, s *spillScratch) e
 			start = end
 		}
 	} else {
+		// Transpose by a stable counting sort on the smaller id, through
+		// an index: the counts do not fit beside the keys.
+		clear(hist)
+		for _, k := range keys {
+			hi, lo := k>>idBits, k&idMask
+			if hi != lo {
+				hist[lo+1]++
+			}
+		}
+		for t := 1; t < len(hist); t++ {
+			hist[t] += hist[t-1]
+		}
 		for i, k := range keys {
 			hi, lo := k>>idBits, k&idMask
 			if hi != lo {
@@ -409,6 +410,38 @@ func (c *Counter) spillKeys(buf, tmp []uint64, perm []uint32, s *spillScratch) e
 	}
 	c.addRun(r, w.nBytes)
 	return nil
+}
+
+// transposePacked packs each pair's count into its key, below it, which
+// frees vals to receive the off-diagonal pairs transposed, as
+// hi | count<<32, by a stable counting sort on the smaller id: input sorted
+// by (hi, lo) comes out sorted by (lo, hi). Scattering them takes random
+// writes, much cheaper than the random reads of a gather. It returns the
+// number of transposed entries and leaves hist[lo] at the end of lo's group.
+func (c *Counter) transposePacked(keys, vals []uint64, valBits uint, hist []uint32) int {
+	idBits := c.idBits
+	idMask := uint64(1)<<idBits - 1
+	clear(hist)
+	for i, k := range keys {
+		hi, lo := k>>idBits, k&idMask
+		if hi != lo {
+			hist[lo+1]++
+		}
+		keys[i] = k<<valBits | vals[i]
+	}
+	for t := 1; t < len(hist); t++ {
+		hist[t] += hist[t-1]
+	}
+	valMask := uint64(1)<<valBits - 1
+	for _, k := range keys {
+		pair := k >> valBits
+		hi, lo := pair>>idBits, pair&idMask
+		if hi != lo {
+			vals[hist[lo]] = hi | (k&valMask)<<32
+			hist[lo]++
+		}
+	}
+	return int(hist[len(hist)-1])
 }
 
 // aggregate sums the weights of the distances of equal pairs among the

@@ -28,10 +28,13 @@ type Stats struct {
 	// Rows counts output rows (n_pos > 0 or n_neg > 0).
 	Rows int64
 	// Spills counts the sorted runs written to temporary files, including
-	// the final flush of each accumulator and intermediate merges.
+	// intermediate merges.
 	Spills int
 	// SpilledBytes is their total size.
 	SpilledBytes int64
+	// KeptRuns counts the runs of the keys left at the end, which stay in
+	// memory (in pieces, about one per worker).
+	KeptRuns int
 	// DenseSize is F: pairs of ids both below F are counted in a dense
 	// table rather than spilled.
 	DenseSize int
@@ -61,6 +64,7 @@ type Counter struct {
 	accs    []*Accumulator
 	spills  int
 	spilled int64
+	kept    int
 	ended   bool
 }
 
@@ -267,7 +271,9 @@ func (c *Counter) Close() error {
 	c.ended = true
 	var errs []error
 	for _, r := range c.runs {
-		errs = append(errs, r.f.Close())
+		if r.f != nil {
+			errs = append(errs, r.f.Close())
+		}
 	}
 	c.runs = nil
 	if c.dir != "" {

@@ -125,8 +125,8 @@ func TestDeterminism(t *testing.T) {
 		rowsEqual(t, fmt.Sprintf("%d workers %+v", tc.workers, tc.tune), want, got)
 		// Without spills before the end, the first accumulator's share is
 		// cut in pieces for the others: one run more than workers.
-		if tc.tune != nil && tc.tune.skew && st.Spills <= tc.workers {
-			t.Fatalf("%d workers %+v: %d runs, want the first accumulator's keys cut in pieces", tc.workers, tc.tune, st.Spills)
+		if tc.tune != nil && tc.tune.skew && st.KeptRuns <= tc.workers {
+			t.Fatalf("%d workers %+v: %d runs kept, want the first accumulator's keys cut in pieces", tc.workers, tc.tune, st.KeptRuns)
 		}
 		if tc.tune != nil && tc.tune.bufPairs > 0 && tc.tune.bufPairs < 500 && st.Spills < 20 {
 			t.Fatalf("%+v: only %d spills", tc.tune, st.Spills)

@@ -105,7 +105,7 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 		st.UniquePairs += m.uniquePairs
 		st.Rows += m.rows
 	}
-	st.Spills, st.SpilledBytes = c.spills, c.spilled
+	st.Spills, st.SpilledBytes, st.KeptRuns = c.spills, c.spilled, c.kept
 	return st, nil
 }
 
@@ -114,14 +114,27 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 // finish together. Each spilling its own buffer, a worker whose buffer had been
 // spilled shortly before the end waited for the others, on bench-raw with
 // two workers and a budget of 256 MiB for up to 40 ms of the 0.6 s merge.
+//
+// The pieces' runs stay in the buffers (keepRun) when the buffers, as far
+// as they have been touched, take at most half the budget: the merge keeps
+// its share, and reads them without a file's writing, reading and
+// decoding. On bench-raw with the default budget, count took 2.5 % less
+// CPU on one thread and 5.6 % on two, for 115-125 MiB more peak RSS. With
+// 256 MiB, where spills fill the buffers, keeping them had saved nothing
+// and taken the peak RSS from 190 to 274 MiB.
 func (c *Counter) spillLast(ctx context.Context, accs []*Accumulator) error {
 	total := 0
+	var held int64
 	for _, a := range accs {
 		total += a.n
+		// The buffer and the sort's scratch as far as they have been
+		// touched: their capacity beyond that takes no memory.
+		held += bytesPerPair * int64(max(a.n, a.spilled))
 	}
 	if total == 0 {
 		return nil
 	}
+	keep := held <= c.cfg.Memory/2
 	per := (total + c.cfg.Workers - 1) / c.cfg.Workers
 	type piece struct {
 		a          *Accumulator
@@ -159,7 +172,7 @@ func (c *Counter) spillLast(ctx context.Context, accs []*Accumulator) error {
 			s := <-scratch
 			defer func() { scratch <- s }()
 			a := p.a
-			return c.spillKeys(a.buf[p.start:p.end], a.tmp[p.start:p.end], a.perm[p.start:p.end], s)
+			return c.spillKeys(a.buf[p.start:p.end], a.tmp[p.start:p.end], a.perm[p.start:p.end], s, keep)
 		})
 	}
 	err := g.Wait()
@@ -331,8 +344,10 @@ func (c *Counter) reduceRuns(ctx context.Context, m *merger) error {
 			return fmt.Errorf("counts: writing spill file: %w", w.err)
 		}
 		for _, r := range group {
-			r.f.Close()
-			os.Remove(r.f.Name())
+			if r.f != nil {
+				r.f.Close()
+				os.Remove(r.f.Name())
+			}
 		}
 		c.mu.Lock()
 		c.runs = append(c.runs[k:len(c.runs):len(c.runs)], out)

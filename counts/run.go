@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"sort"
 )
 
 // A run is a spill file of aggregated pair counts grouped by target in
@@ -24,13 +26,49 @@ type run struct {
 	// split says the run is a spill's: its first section holds each
 	// target's contexts up to the target itself, its second those above.
 	split bool
+	// mem, if set, holds the run instead of f (keepRun); the sections'
+	// offsets are then indices into its arrays.
+	mem *memRun
 }
 
-// section is one partition of one run section: bytes [start, end) of f.
+// A memRun is a spill's run kept in memory, as spillKeys leaves it: the
+// canonical pairs sorted by (hi, lo), each packed above its count, and the
+// off-diagonal pairs grouped by lo, each as hi | count<<32, lo's group
+// ending at ends[lo].
+type memRun struct {
+	keys, transposed []uint64
+	ends             []uint32
+	idBits, valBits  uint
+}
+
+// keepRun adds the run of a spill to the counter as a memRun: keys and
+// transposed as transposePacked leaves them, ends its hist. The partition
+// offsets of the first section are found by binary search on the sorted
+// keys, those of the second are group starts.
+func (c *Counter) keepRun(keys, transposed []uint64, valBits uint, ends []uint32) {
+	mr := &memRun{keys: keys, transposed: transposed, ends: slices.Clone(ends[:c.v]), idBits: c.idBits, valBits: valBits}
+	shift := valBits + c.idBits
+	up, above := make([]int64, len(c.parts)), make([]int64, len(c.parts))
+	for p, t := range c.parts {
+		up[p] = int64(sort.Search(len(keys), func(i int) bool { return keys[i]>>shift >= uint64(t) }))
+		if t > 0 {
+			above[p] = int64(mr.ends[t-1])
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.runs = append(c.runs, &run{sections: [][]int64{up, above}, split: true, mem: mr})
+	c.kept++
+}
+
+// section is one partition of one run section: bytes [start, end) of f,
+// or entries [start, end) of the section of a memRun.
 type section struct {
 	f          *os.File
 	start, end int64
 	contexts   contextRange
+	mem        *memRun
+	memSection int
 }
 
 // contextRange says which contexts of a target a section's groups hold.
@@ -43,7 +81,7 @@ const (
 )
 
 func (r *run) section(s, p int) section {
-	sec := section{f: r.f, start: r.sections[s][p], end: r.sections[s][p+1]}
+	sec := section{f: r.f, start: r.sections[s][p], end: r.sections[s][p+1], mem: r.mem, memSection: s}
 	if r.split {
 		sec.contexts = upToTarget + contextRange(s)
 	}
@@ -130,10 +168,22 @@ type cursor struct {
 	corrupt bool
 	// contexts is the section's: which contexts of a target its groups hold.
 	contexts contextRange
+	// A cursor on a memRun's section reads its entries off to end, of
+	// its keys or of its transposed entries.
+	mem        *memRun
+	transposed bool
 }
 
 func (c *cursor) reset(s section, buf []byte) error {
 	*c = cursor{r: s.f, off: s.start, end: s.end, buf: buf[:0], contexts: s.contexts}
+	if s.mem != nil {
+		c.mem, c.transposed = s.mem, s.memSection == 1
+		if c.transposed {
+			// The first group is the first to end after the start.
+			ends := s.mem.ends
+			c.t = int32(sort.Search(len(ends), func(i int) bool { return int64(ends[i]) > s.start }))
+		}
+	}
 	return c.nextGroup()
 }
 
@@ -177,6 +227,10 @@ var errCorruptRun = errors.New("counts: spill file is corrupt")
 
 // nextGroup reads the next group header, or sets done.
 func (c *cursor) nextGroup() error {
+	if c.mem != nil {
+		c.memGroup()
+		return nil
+	}
 	if err := c.fill(); err != nil {
 		return err
 	}
@@ -195,6 +249,10 @@ func (c *cursor) nextGroup() error {
 // appendGroup appends the current group's entries and moves to the next
 // group.
 func (c *cursor) appendGroup(cs []int32, vs []uint64) ([]int32, []uint64, error) {
+	if c.mem != nil {
+		cs, vs = c.appendMemGroup(cs, vs)
+		return cs, vs, nil
+	}
 	ctx := uint64(0)
 	for range c.n {
 		if len(c.buf)-c.pos < 2*binary.MaxVarintLen64 {
@@ -211,4 +269,51 @@ func (c *cursor) appendGroup(cs []int32, vs []uint64) ([]int32, []uint64, error)
 		return cs, vs, errCorruptRun
 	}
 	return cs, vs, c.nextGroup()
+}
+
+// memGroup finds the group of a memRun's section at off, setting t and n
+// as nextGroup does for a file's.
+func (c *cursor) memGroup() {
+	if c.off >= c.end {
+		c.done = true
+		return
+	}
+	m := c.mem
+	if c.transposed {
+		// Groups are contiguous: the next is the first to end after off.
+		t := c.t
+		for int64(m.ends[t]) <= c.off {
+			t++
+		}
+		c.t, c.n = t, int(int64(m.ends[t])-c.off)
+		return
+	}
+	shift := m.idBits + m.valBits
+	hi := m.keys[c.off] >> shift
+	n := int64(1)
+	for c.off+n < c.end && m.keys[c.off+n]>>shift == hi {
+		n++
+	}
+	c.t, c.n = int32(hi), int(n)
+}
+
+// appendMemGroup is appendGroup for a memRun's section.
+func (c *cursor) appendMemGroup(cs []int32, vs []uint64) ([]int32, []uint64) {
+	m := c.mem
+	if c.transposed {
+		for _, e := range m.transposed[c.off : c.off+int64(c.n)] {
+			cs = append(cs, int32(uint32(e)))
+			vs = append(vs, e>>32)
+		}
+	} else {
+		idMask := uint64(1)<<m.idBits - 1
+		valMask := uint64(1)<<m.valBits - 1
+		for _, k := range m.keys[c.off : c.off+int64(c.n)] {
+			cs = append(cs, int32(k>>m.valBits&idMask))
+			vs = append(vs, k&valMask)
+		}
+	}
+	c.off += int64(c.n)
+	c.memGroup()
+	return cs, vs
 }

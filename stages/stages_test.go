@@ -101,11 +101,13 @@ func TestCountGolden(t *testing.T) {
 }
 
 // TestCountDeterministic runs the count stage with different thread counts
-// and memory budgets (the smallest forces spills) and compares the bytes.
+// and memory budgets (the smallest forces spills to disk, on the big
+// fixture) and compares the bytes.
 func TestCountDeterministic(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "0")
 	dir := t.TempDir()
 	vocab := tokenizeFixture(t, dir)
+	corpus := bigFixture(t, dir)
 	var first []byte
 	for i, run := range []struct {
 		threads int
@@ -113,7 +115,7 @@ func TestCountDeterministic(t *testing.T) {
 	}{{1, 1 << 30}, {2, 1 << 30}, {3, 1 << 30}, {2, 256 << 10}} {
 		out := filepath.Join(dir, "counts.parquet")
 		st, err := Count(context.Background(), CountConfig{
-			Input: TextInput{Paths: []string{fixture}, DocSep: "blank"},
+			Input: TextInput{Paths: []string{corpus}, DocSep: "blank"},
 			Vocab: vocab, Output: out, Window: 3, Subsample: 1e-3, Seed: 11,
 			Threads: run.threads, Memory: run.memory, TempDir: dir,
 		})
