@@ -13,10 +13,9 @@ import (
 // TestRunsVocabulary spills the counts of random tokens in parts of random
 // sizes, one Counter each, as a table past its budget spills, and checks
 // the vocabulary merged from the runs, and its count of distinct tokens,
-// against the naive
-// ranking of all the tokens: for limits around the ranks where counts tie,
-// minimum counts around those counts, and counts on both sides of the
-// histogram's cap (every occurrence counted scale times).
+// against the naive ranking of all the tokens: for limits around the ranks
+// where counts tie, minimum counts around those counts, and counts on both
+// sides of the histogram's cap (every occurrence counted scale times).
 func TestRunsVocabulary(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, scale := range []int64{1, 3 * histCap} {
