@@ -281,3 +281,24 @@ func BenchmarkSegment(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVocabulary ranks the vocabulary of bench-raw's tokens, as
+// tokenize does at its end (serially, on one core).
+func BenchmarkVocabulary(b *testing.B) {
+	text := corpus(b, "bench-raw.txt.zst", 0)
+	tk := New(Options{})
+	c := NewCounter()
+	var toks [][]byte
+	for _, line := range lines(text) {
+		toks = tk.Tokens(toks[:0], line)
+		c.Add(toks)
+	}
+	b.Logf("%d distinct tokens", c.Len())
+	for _, k := range []int{65536, 0} {
+		b.Run(fmt.Sprint("max-vocab=", k), func(b *testing.B) {
+			for b.Loop() {
+				c.Vocabulary(k, 1)
+			}
+		})
+	}
+}

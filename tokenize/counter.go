@@ -1,7 +1,6 @@
 package tokenize
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/binary"
 	"slices"
@@ -248,40 +247,68 @@ type Entry struct {
 // order give the same vocabulary.
 //
 // A histogram of the counts gives the count of the last token to keep, so
-// only the tokens counted at least that often are sorted, and they are
-// sorted on keys that hold the count and the token's first 8 bytes, which
-// settle most comparisons without reading the tokens.
+// only the tokens counted at least that often are ranked: put in byte order
+// (sortByBytes), then by count, stably (byCount). On bench-raw
+// (BenchmarkVocabulary), that and the tokens' sharing one string took 4.8 ms
+// for 65 536 tokens and 22.5 ms for all 322 718, against 10.7 and 60 for a
+// comparison sort on (count, first 8 bytes) and a string each.
 func (c *Counter) Vocabulary(maxVocab int, minCount int64) []Entry {
 	least := c.histogram().cut(maxVocab, minCount).least
-	var keys []rankKey
-	for id, n := range c.counts {
-		if n >= least {
-			keys = append(keys, rankKey{count: n, prefix: prefix8(c.tab.str(id)), id: int32(id)})
+	n, size := 0, 0
+	for id, x := range c.counts {
+		if x >= least {
+			n++
+			size += len(c.tab.str(id))
 		}
 	}
-	keys = c.rank(keys)
+	keys := make([]byteKey, 0, n)
+	for id, x := range c.counts {
+		if x >= least {
+			tok := c.tab.str(id)
+			keys = append(keys, byteKey{prefix8(tok), int32(id), int32(len(tok))})
+		}
+	}
+	keys = c.byCount(c.sortByBytes(keys))
 	if maxVocab > 0 && len(keys) > maxVocab {
 		keys = keys[:maxVocab]
 	}
+	// The tokens share one string: one allocation, not one each.
+	text := make([]byte, 0, size)
+	for _, key := range keys {
+		text = append(text, c.tab.str(int(key.id))...)
+	}
+	all := string(text)
 	out := make([]Entry, len(keys))
+	start := 0
 	for k, key := range keys {
-		out[k] = Entry{Token: string(c.tab.str(int(key.id))), Count: key.count}
+		end := start + int(key.len)
+		out[k] = Entry{Token: all[start:end], Count: c.counts[key.id]}
+		start = end
 	}
 	return out
 }
 
-// rank sorts keys by descending count, then by the bytes of their tokens.
-func (c *Counter) rank(keys []rankKey) []rankKey {
-	slices.SortFunc(keys, func(a, b rankKey) int {
-		switch {
-		case a.count != b.count:
-			return cmp.Compare(b.count, a.count)
-		case a.prefix != b.prefix:
-			return cmp.Compare(a.prefix, b.prefix)
-		}
-		return bytes.Compare(c.tab.str(int(a.id)), c.tab.str(int(b.id)))
-	})
-	return keys
+// byCount orders keys by descending count, keeping the order of equal
+// counts: a counting sort on counts below histCap, the larger ones (few)
+// sorted stably before them.
+func (c *Counter) byCount(keys []byteKey) []byteKey {
+	start := make([]int, histCap+1)
+	bucket := func(n int64) int { return histCap - 1 - int(min(n, histCap-1)) }
+	for _, k := range keys {
+		start[bucket(c.counts[k.id])+1]++
+	}
+	for b := 1; b < len(start); b++ {
+		start[b] += start[b-1]
+	}
+	out := make([]byteKey, len(keys))
+	for _, k := range keys {
+		b := bucket(c.counts[k.id])
+		out[start[b]] = k
+		start[b]++
+	}
+	// Bucket 0 holds the counts from histCap-1 up.
+	slices.SortStableFunc(out[:start[0]], func(a, b byteKey) int { return cmp.Compare(c.counts[b.id], c.counts[a.id]) })
+	return out
 }
 
 // VocabularySize returns the number of entries Vocabulary(maxVocab,
@@ -298,13 +325,6 @@ func (c *Counter) histogram() *countHist {
 		h.add(n)
 	}
 	return h
-}
-
-// rankKey orders tokens for Vocabulary.
-type rankKey struct {
-	count  int64
-	prefix uint64 // the token's first 8 bytes, big-endian, padded with zeros
-	id     int32
 }
 
 // prefix8 returns b's first 8 bytes as a big-endian number, padded with

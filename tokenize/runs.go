@@ -93,19 +93,25 @@ type byteKey struct {
 	id, len int32
 }
 
-// sortedByBytes returns the keys of c's tokens in byte order. A radix sort
-// on the prefixes, a byte at a time from the last, skipping the bytes all
-// tokens share, took a fraction of a comparison sort's time; tokens whose
-// prefixes are equal are then put in order by their bytes.
+// sortedByBytes returns the keys of c's tokens in byte order.
 func (c *Counter) sortedByBytes() []byteKey {
 	keys := make([]byteKey, c.Len())
-	var and, or uint64 = ^uint64(0), 0
 	for id := range keys {
 		tok := c.tab.str(id)
-		p := prefix8(tok)
-		keys[id] = byteKey{p, int32(id), int32(len(tok))}
-		and &= p
-		or |= p
+		keys[id] = byteKey{prefix8(tok), int32(id), int32(len(tok))}
+	}
+	return c.sortByBytes(keys)
+}
+
+// sortByBytes puts keys of c's tokens in byte order. A radix sort on the
+// prefixes, a byte at a time from the last, skipping the bytes all keys
+// share, took a fraction of a comparison sort's time; tokens whose
+// prefixes are equal are then put in order by their bytes.
+func (c *Counter) sortByBytes(keys []byteKey) []byteKey {
+	var and, or uint64 = ^uint64(0), 0
+	for _, k := range keys {
+		and &= k.prefix
+		or |= k.prefix
 	}
 	tmp := make([]byteKey, len(keys))
 	for shift := 0; shift < 64; shift += 8 {
