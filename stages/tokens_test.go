@@ -2,6 +2,7 @@ package stages
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,6 +165,35 @@ func TestTokenizeSpills(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("tokenize left %d files in its temporary directory", len(left))
+	}
+
+	// A corpus that fails after spills leaves no output and no temporary
+	// file either.
+	text, err := os.ReadFile(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(text)
+	zw.Close()
+	cut := filepath.Join(dir, "cut.txt.gz")
+	if err := os.WriteFile(cut, gz.Bytes()[:gz.Len()*3/4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []int{1, 2} {
+		out := filepath.Join(dir, "failed", "vocab.parquet")
+		_, err = Tokenize(context.Background(), TokenizeConfig{
+			Input: TextInput{Paths: []string{corpus, cut}, DocSep: "blank"}, MaxVocab: 300, Output: out,
+			Tokens: filepath.Join(dir, "failed", "tokens.bin"), Threads: threads, TempDir: tmp, spillAt: 8 << 10,
+		})
+		if err == nil || !strings.Contains(err.Error(), "cut.txt.gz") {
+			t.Fatalf("threads %d: a truncated gzip after spills gave %v", threads, err)
+		}
+		assertNoOutput(t, filepath.Dir(out))
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("threads %d: a failed tokenize left %d files in its temporary directory", threads, len(left))
+		}
 	}
 }
 
