@@ -254,11 +254,10 @@ type Entry struct {
 // comparison sort on (count, first 8 bytes) and a string each.
 func (c *Counter) Vocabulary(maxVocab int, minCount int64) []Entry {
 	least := c.histogram().cut(maxVocab, minCount).least
-	n, size := 0, 0
-	for id, x := range c.counts {
+	n := 0
+	for _, x := range c.counts {
 		if x >= least {
 			n++
-			size += len(c.tab.str(id))
 		}
 	}
 	keys := make([]byteKey, 0, n)
@@ -273,6 +272,10 @@ func (c *Counter) Vocabulary(maxVocab int, minCount int64) []Entry {
 		keys = keys[:maxVocab]
 	}
 	// The tokens share one string: one allocation, not one each.
+	size := 0
+	for _, key := range keys {
+		size += int(key.len)
+	}
 	text := make([]byte, 0, size)
 	for _, key := range keys {
 		text = append(text, c.tab.str(int(key.id))...)
