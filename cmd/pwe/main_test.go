@@ -71,12 +71,18 @@ func TestExitCodeInterrupted(t *testing.T) {
 	}
 }
 
-// TestHelp checks that every command documents its flags and an example.
+// TestHelp checks that every command documents its flags and an example,
+// and that no flag's line gives its default twice (the help adds it).
 func TestHelp(t *testing.T) {
 	for _, c := range commands {
 		stdout, _, code := runPwe(c.name, "--help")
 		if code != exitOK || !strings.Contains(stdout, "usage: pwe "+c.name) || !strings.Contains(stdout, "example:") {
 			t.Errorf("pwe %s --help: exit %d, output lacks usage or example:\n%s", c.name, code, stdout)
+		}
+		for _, line := range strings.Split(stdout, "\n") {
+			if strings.Count(line, "(default") > 1 {
+				t.Errorf("pwe %s --help gives a default twice: %q", c.name, line)
+			}
 		}
 	}
 }

@@ -51,7 +51,7 @@ and are merged, which leaves the vocabulary unchanged.`,
 			fs.IntVar(&cfg.MaxVocab, "max-vocab", 0, "keep the `n` most frequent tokens (0: all)")
 			fs.Int64Var(&cfg.MinCount, "min-count", 1, "drop tokens seen fewer than `n` times")
 			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core)")
-			fs.Var(&memory, "memory", "memory `budget` for the table of distinct tokens, e.g. 256MiB (default 1GiB)")
+			fs.Var(&memory, "memory", "memory `budget` for the table of distinct tokens, e.g. 256MiB")
 			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled counts (default: the system's)")
 			return func(ctx context.Context, args []string) error {
 				cfg.Input.Paths = args
