@@ -395,25 +395,8 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 		locals[w] = tokenize.NewCounter()
 	}
 	err := fanOutInOrder(ctx, len(tokenizers), nextBatch(r), func(b *input.Batch) error {
-		// The tokens of a run of documents are numbered together: the
-		// counter looks up many at a time (Counter.AddIDs). Runs of about
-		// 512 tokens were faster than a whole batch's.
-		tk, tb := tokenizers[0], &direct
-		tb.ids, tb.docLens = tb.ids[:0], tb.docLens[:0]
-		run := toks[0][:0]
-		for _, doc := range b.Docs {
-			n := len(run)
-			run = tk.AppendTokens(run, doc)
-			tb.docLens = append(tb.docLens, int32(len(run)-n))
-			if len(run) >= 512 {
-				tb.ids = counter.AddIDs(tb.ids, run)
-				tk.Release()
-				run = run[:0]
-			}
-		}
-		tb.ids = counter.AddIDs(tb.ids, run)
-		tk.Release()
-		toks[0] = run[:0]
+		tb := &direct
+		toks[0] = numberBatch(tokenizers[0], counter, b, tb, toks[0])
 		if base > 0 {
 			for i := range tb.ids {
 				tb.ids[i] += base
@@ -426,14 +409,8 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 	}, func(w int, b *input.Batch, tb *tokenBatch) error {
 		local := locals[w]
 		local.Reset()
-		tb.ids, tb.docLens, tb.text, tb.ends = tb.ids[:0], tb.docLens[:0], tb.text[:0], tb.ends[:0]
-		for _, doc := range b.Docs {
-			toks[w] = tokenizers[w].Tokens(toks[w][:0], doc)
-			for _, t := range toks[w] {
-				tb.ids = append(tb.ids, local.AddID(t))
-			}
-			tb.docLens = append(tb.docLens, int32(len(toks[w])))
-		}
+		toks[w] = numberBatch(tokenizers[w], local, b, tb, toks[w])
+		tb.text, tb.ends = tb.text[:0], tb.ends[:0]
 		for id := range local.Len() {
 			tb.text = append(tb.text, local.Token(id)...)
 			tb.ends = append(tb.ends, int32(len(tb.text)))
@@ -462,4 +439,28 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 		return spill()
 	})
 	return counter, err
+}
+
+// numberBatch tokenizes the documents of b and numbers their tokens in
+// counter, into tb's ids and document lengths; run is scratch space for
+// the tokens, returned for reuse. The tokens of a run of documents are
+// numbered together: the counter looks up many at a time
+// (Counter.AddIDs). Runs of about 512 tokens were faster than a whole
+// batch's.
+func numberBatch(tk *tokenize.Tokenizer, counter *tokenize.Counter, b *input.Batch, tb *tokenBatch, run [][]byte) [][]byte {
+	tb.ids, tb.docLens = tb.ids[:0], tb.docLens[:0]
+	run = run[:0]
+	for _, doc := range b.Docs {
+		n := len(run)
+		run = tk.AppendTokens(run, doc)
+		tb.docLens = append(tb.docLens, int32(len(run)-n))
+		if len(run) >= 512 {
+			tb.ids = counter.AddIDs(tb.ids, run)
+			tk.Release()
+			run = run[:0]
+		}
+	}
+	tb.ids = counter.AddIDs(tb.ids, run)
+	tk.Release()
+	return run[:0]
 }
