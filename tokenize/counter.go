@@ -50,7 +50,7 @@ const (
 )
 
 type recentEntry struct {
-	body uint64 // 0 for an empty entry: a token's body has a non-zero length
+	body uint64 // 0 for an empty entry, which no cacheable token's body is
 	id   int64
 }
 
@@ -116,7 +116,7 @@ func (c *Counter) addIDs(dst []uint32, tokens [][]byte, counts []int64) []uint32
 		out := dst[k:]
 		misses := c.misses[:0]
 		for i, tok := range blk {
-			if len(tok) <= maxInline {
+			if cacheable(tok) {
 				body := inlineBody(tok)
 				if e := c.cached(body); e.body == body {
 					n := int64(1)
@@ -163,7 +163,7 @@ func (c *Counter) Reset() {
 
 // add counts tok n times and returns its id.
 func (c *Counter) add(tok []byte, n int64) int {
-	if len(tok) <= maxInline {
+	if cacheable(tok) {
 		body := inlineBody(tok)
 		if e := c.cached(body); e.body == body {
 			c.counts[e.id] += n
@@ -182,12 +182,16 @@ func (c *Counter) addHashed(tok []byte, h uint64, n int64) int {
 		id = c.tab.insert(tok, h, slot)
 	}
 	c.counts[id] += n
-	if len(tok) <= maxInline {
+	if cacheable(tok) {
 		body := inlineBody(tok)
 		*c.cached(body) = recentEntry{body, int64(id)}
 	}
 	return id
 }
+
+// cacheable reports whether the cache holds tok's id: tokens of 1 to
+// maxInline bytes. The empty token's slot body, 0, marks an empty entry.
+func cacheable(tok []byte) bool { return uint(len(tok)-1) < maxInline }
 
 // cached returns the cache entry of a short token, whose slot body is body.
 func (c *Counter) cached(body uint64) *recentEntry {

@@ -387,3 +387,48 @@ func TestAddIDsMatchesAddID(t *testing.T) {
 		}
 	}
 }
+
+// TestCounterEmptyToken counts the empty token, which the tokenizer never
+// makes but a caller of the package may, through every way of adding, and
+// checks its ids and counts against a naive count: its slot body is 0, as
+// an empty cache entry's is.
+func TestCounterEmptyToken(t *testing.T) {
+	toks := toBytes("the", "", "cat", "", "the", "a", "")
+	want := map[string]int64{}
+	for _, tok := range toks {
+		want[string(tok)]++
+	}
+	check := func(how string, c *Counter, ids []uint32) {
+		t.Helper()
+		if c.Len() != len(want) {
+			t.Errorf("%s: Len %d, want %d", how, c.Len(), len(want))
+		}
+		for tok, n := range want {
+			if got := c.Count([]byte(tok)); got != n {
+				t.Errorf("%s: Count(%q) = %d, want %d", how, tok, got, n)
+			}
+		}
+		for i, id := range ids {
+			if got := string(c.Token(int(id))); got != string(toks[i]) {
+				t.Errorf("%s: token %d has id %d, which is %q, want %q", how, i, id, got, toks[i])
+			}
+		}
+	}
+	c := NewCounter()
+	c.Add(toks)
+	check("Add", c, nil)
+	c = NewCounter()
+	var ids []uint32
+	for _, tok := range toks {
+		ids = append(ids, c.AddID(tok))
+	}
+	check("AddID", c, ids)
+	c = NewCounter()
+	check("AddIDs", c, c.AddIDs(nil, toks))
+	c = NewCounter()
+	ones := make([]int64, len(toks))
+	for i := range ones {
+		ones[i] = 1
+	}
+	check("AddCountIDs", c, c.AddCountIDs(nil, toks, ones))
+}

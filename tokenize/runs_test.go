@@ -21,7 +21,9 @@ func TestRunsVocabulary(t *testing.T) {
 	for _, scale := range []int64{1, 3 * histCap} {
 		dir := t.TempDir()
 		runs := NewRuns(dir)
-		all := randomTokens(rng, 30000)
+		// The empty token, which no tokenizer makes, is a token too.
+		all := append(randomTokens(rng, 30000), nil, nil, nil)
+		rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
 		rest := all
 		for len(rest) > 0 {
 			n := min(len(rest), 1+rng.IntN(8000))
@@ -96,12 +98,11 @@ func TestRunsRefuse(t *testing.T) {
 
 // TestSortedByBytes checks the radix sort of a spill against a naive sort
 // of the tokens: tokens that share their first 8 bytes, that differ only by
-// trailing NUL bytes (equal padded prefixes), of every length from 1 to 20
-// (a Counter takes no empty token), and
-// in tables where every token shares some bytes (which the sort skips).
+// trailing NUL bytes (equal padded prefixes), of every length from 0 to 20,
+// and in tables where every token shares some bytes (which the sort skips).
 func TestSortedByBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	special := []string{"abcdefghij", "abcdefghi", "abcdefgh", "abcdefgh\x00", "abcdefgh\x00\x00x",
+	special := []string{"", "abcdefghij", "abcdefghi", "abcdefgh", "abcdefgh\x00", "abcdefgh\x00\x00x",
 		"abc", "abc\x00", "ab\x00\x00", "abcdefgz", "\x00", "zz", "abcdefghij\xff", "\xff\xff\xff\xff\xff\xff\xff\xff\xff"}
 	for _, shared := range []string{"", "w", "commonprefix"} {
 		c := NewCounter()
