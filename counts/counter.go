@@ -86,8 +86,8 @@ const (
 	minReadBuf          = 1 << 10
 	maxReadBuf          = 256 << 10
 	minBufPairs         = 1 << 10
-	maxPartitions       = 64
-	partitionsPerWorker = 16
+	partitionsOneWorker = 16
+	partitionsParallel  = 1024
 )
 
 // New prepares a counter for a vocabulary whose ids are ordered by
@@ -140,10 +140,21 @@ func New(cfg Config, vocabCounts []int64) (*Counter, error) {
 			c.keepThr[id] = keepProbThreshold(float64(n)/total, cfg.Subsample)
 		}
 	}
-	// 16 partitions per worker rather than 8 made count on two threads
-	// 1-4 % faster (the last partitions leave less of a tail to one
-	// worker), and one thread no slower.
-	c.parts = partitions(vocabCounts, total, min(v, partitionsPerWorker*cfg.Workers, maxPartitions))
+	// The merge emits partitions in order, and a worker merging one ahead
+	// of the partition being emitted stops when its rows fill the merge's
+	// look-ahead (c.ahead batches), so partitions must be small enough for
+	// their rows to fit in it. On ten copies of bench-raw at 256 MiB with
+	// 32 partitions (16 per worker), where the largest held 14 million
+	// rows against a look-ahead of 660 thousand, the two merge workers
+	// waited 3.1 s of their 7 and count took 6.05-6.42 s; with 1024,
+	// 5.52-5.81 s, and bench-raw itself no longer. One worker has nothing
+	// to wait for, and reading 1024 partitions of each spill file took it
+	// 2-4 % longer there.
+	parts := partitionsOneWorker
+	if cfg.Workers > 1 {
+		parts = partitionsParallel
+	}
+	c.parts = partitions(vocabCounts, total, min(v, parts))
 	if err := c.layout(); err != nil {
 		return nil, err
 	}

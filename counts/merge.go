@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -192,11 +193,20 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense [][]uin
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nParts := len(c.parts) - 1
+	// A partition's channels are made when its merger or the emitter first
+	// needs them, and dropped once it is emitted: there are many
+	// partitions, and a channel's buffer holds c.ahead batches.
+	var mu sync.Mutex
 	outs := make([]chan rowBatch, nParts)
 	turns := make([]chan struct{}, nParts)
-	for p := range outs {
-		outs[p] = make(chan rowBatch, c.ahead)
-		turns[p] = make(chan struct{})
+	channels := func(p int) (chan rowBatch, chan struct{}) {
+		mu.Lock()
+		defer mu.Unlock()
+		if outs[p] == nil {
+			outs[p] = make(chan rowBatch, c.ahead)
+			turns[p] = make(chan struct{})
+		}
+		return outs[p], turns[p]
 	}
 	// Emitted batches return to free for reuse. It has room for every
 	// batch that can exist at once: c.ahead holding tokens, as many queued
@@ -214,7 +224,8 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense [][]uin
 				if p >= nParts {
 					return nil
 				}
-				m.out, m.free, m.turn, m.tokens, m.ctx = outs[p], free, turns[p], tokens, gctx
+				m.out, m.turn = channels(p)
+				m.free, m.tokens, m.ctx = free, tokens, gctx
 				err := m.newBatch()
 				if err == nil {
 					err = m.partition(p, c.sections(p), dense, m.finalRow)
@@ -222,7 +233,7 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense [][]uin
 				if err == nil {
 					err = m.flush()
 				}
-				close(outs[p])
+				close(m.out)
 				if err != nil {
 					return err
 				}
@@ -231,12 +242,16 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense [][]uin
 	}
 	var emitErr error
 emitting:
-	for p := range outs {
-		close(turns[p])
+	for p := range nParts {
+		out, turn := channels(p)
+		close(turn)
 		for {
 			select {
-			case b, ok := <-outs[p]:
+			case b, ok := <-out:
 				if !ok {
+					mu.Lock()
+					outs[p], turns[p] = nil, nil
+					mu.Unlock()
 					continue emitting
 				}
 				if err := emit(b.cols); err != nil {
