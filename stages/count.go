@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -324,7 +325,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	// Appending a corpus without a known token leaves the counts as they
 	// were, which a nightly job should not fail on.
 	if stats.Tokens == stats.OOVTokens && prior == nil {
-		what := fmt.Sprint(cfg.Input.Paths)
+		what := strings.Join(cfg.Input.Paths, ", ")
 		if cfg.Tokens != "" {
 			what = cfg.Tokens
 		}

@@ -161,13 +161,14 @@ func TestBadInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	zst := zs.EncodeAll(text, nil)
+	empty := write("empty.txt", []byte("\n\n  \n"))
 
 	cases := []struct {
 		name  string
 		in    TextInput
 		wants []string // substrings of the error
 	}{
-		{"empty corpus", TextInput{Paths: []string{write("empty.txt", []byte("\n\n  \n"))}}, []string{"empty corpus"}},
+		{"empty corpus", TextInput{Paths: []string{empty}}, []string{"empty corpus: no token in " + empty}},
 		{"punctuation only", TextInput{Paths: []string{write("punct.txt", []byte("... --- !!!\n"))}}, []string{"empty corpus"}},
 		{"truncated gzip", TextInput{Paths: []string{write("cut.txt.gz", gz.Bytes()[:gz.Len()/2])}}, []string{"cut.txt.gz"}},
 		{"truncated zstd", TextInput{Paths: []string{write("cut.txt.zst", zst[:len(zst)/2])}}, []string{"cut.txt.zst"}},

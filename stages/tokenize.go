@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -176,7 +177,7 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 		Spills:         runs.Len(),
 	}
 	if ts.Tokens == 0 {
-		return stats, fmt.Errorf("%w: no token in %v", ErrEmptyCorpus, cfg.Input.Paths)
+		return stats, fmt.Errorf("%w: no token in %s", ErrEmptyCorpus, strings.Join(cfg.Input.Paths, ", "))
 	}
 	// Spilled counts are merged into the vocabulary; the last table joins
 	// them. Otherwise the vocabulary's size is known before its tokens are
