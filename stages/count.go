@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -287,11 +286,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		cc.Memory = max(cc.Memory-reserve, counts.MinMemory)
 	}
 
-	// The tables are sized to the budget and live until the end, so a memory
-	// limit makes the collector work harder rather than let garbage push the
-	// process past the budget.
-	prevLimit := debug.SetMemoryLimit(cfg.Memory + cfg.Memory/16)
-	defer debug.SetMemoryLimit(prevLimit)
+	defer limitMemory(cfg.Memory)()
 
 	counter, err := counts.New(cc, freq)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -182,8 +181,7 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 	// baskets), unless the baskets fit in memory after the tally.
 	passes.expect(3)
 
-	prevLimit := debug.SetMemoryLimit(cfg.Memory + cfg.Memory/16)
-	defer debug.SetMemoryLimit(prevLimit)
+	defer limitMemory(cfg.Memory)()
 
 	// The stored baskets may take a quarter of the budget, the grouping of
 	// an unsorted file half; the pair counter gets what is left.

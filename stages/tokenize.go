@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -66,13 +65,8 @@ func (c TokenizeConfig) WithDefaults() TokenizeConfig {
 	return c
 }
 
-const (
-	// MinTokenizeMemory is the smallest memory budget tokenize accepts.
-	MinTokenizeMemory = 1 << 20
-	// tokenizeBaseMemory is the least memory limit tokenize sets: about
-	// twice the heap it takes besides its table.
-	tokenizeBaseMemory = 64 << 20
-)
+// MinTokenizeMemory is the smallest memory budget tokenize accepts.
+const MinTokenizeMemory = 1 << 20
 
 // Validate reports settings that cannot work.
 func (c TokenizeConfig) Validate() error {
@@ -135,13 +129,7 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	for w := range tokenizers {
 		tokenizers[w] = tokenize.New(cfg.Tokenizer.options())
 	}
-	// The tables are bounded, so a memory limit makes the collector work
-	// harder rather than let garbage take the process past the budget. The
-	// limit is not below what the rest of the process takes (batches in
-	// flight, buffers: some 30 MB), where it kept the collector running:
-	// with 16 MiB, tokenize took twice the CPU.
-	prevLimit := debug.SetMemoryLimit(max(cfg.Memory+cfg.Memory/16, tokenizeBaseMemory))
-	defer debug.SetMemoryLimit(prevLimit)
+	defer limitMemory(cfg.Memory)()
 	runs := tokenize.NewRuns(cfg.TempDir)
 	defer runs.Close()
 	sp := spiller{runs: runs, limit: cfg.Memory / 4, dir: cfg.TempDir}
