@@ -162,6 +162,38 @@ func TestTinyBudgetSpills(t *testing.T) {
 	rowsEqual(t, "tiny budget", want, got)
 }
 
+// TestManyTargetsPerPartition counts a vocabulary larger than the merge's
+// partitions, so that several workers merge partitions of several targets,
+// some of them with no rows, from spill files and kept runs: the rows must
+// be one worker's.
+func TestManyTargetsPerPartition(t *testing.T) {
+	cp := newCorpus(13, 3000, 500, 150, true)
+	cfg := Config{Window: 3, Negatives: 2, Seed: 9, Workers: 1, TempDir: t.TempDir()}
+	want, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
+	for _, tc := range []struct {
+		workers int
+		tune    *tuning
+	}{
+		{2, nil},
+		{3, &tuning{dense: 32, bufPairs: 2000, fanIn: 6}},
+	} {
+		cfg.Workers = tc.workers
+		c, err := New(cfg, cp.counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := len(c.parts) - 1; p != partitionsParallel {
+			t.Fatalf("%d workers: %d partitions of %d targets, want %d", tc.workers, p, cp.v, partitionsParallel)
+		}
+		c.Close()
+		got, st := runCounter(t, cfg, cp.counts, cp.docs, 3, tc.tune)
+		if tc.tune != nil && st.Spills == 0 {
+			t.Fatalf("%d workers %+v: no spill", tc.workers, tc.tune)
+		}
+		rowsEqual(t, fmt.Sprintf("%d workers %+v", tc.workers, tc.tune), want, got)
+	}
+}
+
 // TestReserve checks that a buffer reserved at once, below, at and beyond
 // its full size, counts what a growing one does, and that Reserve keeps to
 // the budget's buffer size.
