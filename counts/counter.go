@@ -220,8 +220,14 @@ func (c *Counter) layout() error {
 	// Partitions are emitted in order, so the workers merging the
 	// partitions after the one being written must keep their rows until
 	// then; up to 1/16 of the budget (the accumulators' buffers are free by
-	// then) lets them run ahead instead of waiting.
-	c.ahead = int(max(4*w, avail/16/(batchRows*int64(unsafe.Sizeof(formats.CountRow{})))))
+	// then) lets them run ahead instead of waiting. A single worker merges
+	// the partitions in the order they are emitted and has nothing to run
+	// ahead of: rows made ahead only leave the cache before they are
+	// written (on one thread, count took 5 % more CPU with the look-ahead).
+	c.ahead = 0
+	if w > 1 {
+		c.ahead = int(max(4*w, avail/16/(batchRows*int64(unsafe.Sizeof(formats.CountRow{})))))
+	}
 	c.readBuf = int(min(max(mergeShare/64, minReadBuf), maxReadBuf))
 	c.fanIn = int(mergeShare / int64(c.readBuf))
 	return nil

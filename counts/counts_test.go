@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/pwe-project/pwe/formats"
 )
@@ -191,6 +192,33 @@ func TestManyTargetsPerPartition(t *testing.T) {
 			t.Fatalf("%d workers %+v: no spill", tc.workers, tc.tune)
 		}
 		rowsEqual(t, fmt.Sprintf("%d workers %+v", tc.workers, tc.tune), want, got)
+	}
+}
+
+// TestMergeBatchesBounded checks that the merge makes no more row batches
+// than it has tokens, the look-ahead's and hotBatches, however slowly they
+// are emitted: a single worker, which has no look-ahead, makes only
+// hotBatches. Each batch is 96 KiB, and a merge that ran ahead of the
+// emitter would also find its rows out of the cache.
+func TestMergeBatchesBounded(t *testing.T) {
+	cp := newCorpus(13, 3000, 500, 150, true)
+	cfg := Config{Window: 3, Negatives: 2, Seed: 9, Workers: 1, TempDir: t.TempDir()}
+	want, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
+	if min := 20 * batchRows; len(want) < min {
+		t.Fatalf("%d rows, want at least %d for the bound to matter", len(want), min)
+	}
+	for _, tc := range []struct{ workers, ahead int }{{1, 0}, {2, 3}, {3, 5}} {
+		cfg.Workers = tc.workers
+		batches := map[*formats.CountColumns]bool{}
+		emitted := func(b *formats.CountColumns) {
+			batches[b] = true
+			time.Sleep(20 * time.Microsecond) // let the workers run ahead
+		}
+		got, _ := runCounter(t, cfg, cp.counts, cp.docs, 3, &tuning{dense: -1, ahead: tc.ahead, emitted: emitted})
+		rowsEqual(t, fmt.Sprintf("%d workers", tc.workers), want, got)
+		if bound := tc.ahead + hotBatches; len(batches) > bound {
+			t.Errorf("%d workers, look-ahead %d: %d distinct batches, want at most %d", tc.workers, tc.ahead, len(batches), bound)
+		}
 	}
 }
 

@@ -100,6 +100,10 @@ type tuning struct {
 	reserve                int64 // passed to every accumulator's Reserve
 	// skew gives three documents in four to the first accumulator.
 	skew bool
+	// ahead, if positive, replaces the merge's look-ahead.
+	ahead int
+	// emitted, if not nil, sees every batch the merge emits.
+	emitted func(*formats.CountColumns)
 }
 
 // runCounter counts docs with the given number of accumulators, each
@@ -121,6 +125,9 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 		}
 		if tune.fanIn > 0 {
 			c.fanIn = tune.fanIn
+		}
+		if tune.ahead > 0 {
+			c.ahead = tune.ahead
 		}
 	}
 	workers := c.cfg.Workers
@@ -162,6 +169,9 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 	var rows []formats.CountRow
 	st, err := c.Finish(context.Background(), func(b *formats.CountColumns) error {
 		rows = b.AppendTo(rows)
+		if tune != nil && tune.emitted != nil {
+			tune.emitted(b)
+		}
 		return nil
 	})
 	if err != nil {
