@@ -260,8 +260,17 @@ func (c *cursor) appendGroup(cs []int32, vs []uint64) ([]int32, []uint64, error)
 				return cs, vs, err
 			}
 		}
-		ctx += c.uvarint()
-		v := c.uvarint()
+		// Most entries are two bytes, as runWriter.entry writes a delta and
+		// a count both below 0x80.
+		var v uint64
+		if p := c.pos; p+1 < len(c.buf) && c.buf[p]|c.buf[p+1] < 0x80 {
+			ctx += uint64(c.buf[p])
+			v = uint64(c.buf[p+1])
+			c.pos += 2
+		} else {
+			ctx += c.uvarint()
+			v = c.uvarint()
+		}
 		cs = append(cs, int32(ctx))
 		vs = append(vs, v)
 	}
