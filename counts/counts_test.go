@@ -199,22 +199,24 @@ func TestManyTargetsPerPartition(t *testing.T) {
 // than it has tokens, the look-ahead's and hotBatches, however slowly they
 // are emitted: a single worker, which has no look-ahead, makes only
 // hotBatches. Each batch is 96 KiB, and a merge that ran ahead of the
-// emitter would also find its rows out of the cache.
+// emitter would also find its rows out of the cache. Four partitions of
+// many batches each make the bound on the emitted one's batches matter.
 func TestMergeBatchesBounded(t *testing.T) {
 	cp := newCorpus(13, 3000, 500, 150, true)
 	cfg := Config{Window: 3, Negatives: 2, Seed: 9, Workers: 1, TempDir: t.TempDir()}
 	want, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
-	if min := 20 * batchRows; len(want) < min {
-		t.Fatalf("%d rows, want at least %d for the bound to matter", len(want), min)
+	if need := 20 * batchRows; len(want) < need {
+		t.Fatalf("%d rows, want at least %d for the bound to matter", len(want), need)
 	}
-	for _, tc := range []struct{ workers, ahead int }{{1, 0}, {2, 3}, {3, 5}} {
+	for _, tc := range []struct{ workers, ahead, parts int }{{1, 0, 0}, {1, 0, 4}, {2, 3, 4}, {3, 5, 4}, {2, 3, 0}} {
 		cfg.Workers = tc.workers
 		batches := map[*formats.CountColumns]bool{}
 		emitted := func(b *formats.CountColumns) {
 			batches[b] = true
 			time.Sleep(20 * time.Microsecond) // let the workers run ahead
 		}
-		got, _ := runCounter(t, cfg, cp.counts, cp.docs, 3, &tuning{dense: -1, ahead: tc.ahead, emitted: emitted})
+		tune := &tuning{dense: -1, ahead: tc.ahead, parts: tc.parts, emitted: emitted}
+		got, _ := runCounter(t, cfg, cp.counts, cp.docs, 3, tune)
 		rowsEqual(t, fmt.Sprintf("%d workers", tc.workers), want, got)
 		if bound := tc.ahead + hotBatches; len(batches) > bound {
 			t.Errorf("%d workers, look-ahead %d: %d distinct batches, want at most %d", tc.workers, tc.ahead, len(batches), bound)

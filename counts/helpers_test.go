@@ -100,8 +100,9 @@ type tuning struct {
 	reserve                int64 // passed to every accumulator's Reserve
 	// skew gives three documents in four to the first accumulator.
 	skew bool
-	// ahead, if positive, replaces the merge's look-ahead.
-	ahead int
+	// ahead and parts, if positive, replace the merge's look-ahead and
+	// its number of partitions.
+	ahead, parts int
 	// emitted, if not nil, sees every batch the merge emits.
 	emitted func(*formats.CountColumns)
 }
@@ -128,6 +129,13 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 		}
 		if tune.ahead > 0 {
 			c.ahead = tune.ahead
+		}
+		if tune.parts > 0 {
+			var total int64
+			for _, n := range counts {
+				total += n
+			}
+			c.parts = partitions(counts, float64(total), tune.parts)
 		}
 	}
 	workers := c.cfg.Workers
