@@ -844,7 +844,7 @@ func (m *merger) send() error {
 }
 
 // flush hands the current batch, if not empty, to the emitter; an empty
-// batch returns its token.
+// batch goes back to the free list with its token.
 func (m *merger) flush() error {
 	b := rowBatch{m.batch, m.batchToken}
 	m.batch, m.batchToken = nil, nil
