@@ -215,11 +215,53 @@ func TestMergeBatchesBounded(t *testing.T) {
 			batches[b] = true
 			time.Sleep(20 * time.Microsecond) // let the workers run ahead
 		}
-		tune := &tuning{dense: -1, ahead: tc.ahead, parts: tc.parts, emitted: emitted}
+		// One worker's batches hold a page each; the bound needs many.
+		tune := &tuning{dense: -1, ahead: tc.ahead, parts: tc.parts, batchCap: batchRows, emitted: emitted}
 		got, _ := runCounter(t, cfg, cp.counts, cp.docs, 3, tune)
 		rowsEqual(t, fmt.Sprintf("%d workers", tc.workers), want, got)
 		if bound := tc.ahead + hotBatches; len(batches) > bound {
 			t.Errorf("%d workers, look-ahead %d: %d distinct batches, want at most %d", tc.workers, tc.ahead, len(batches), bound)
+		}
+	}
+}
+
+// TestMergePageBatches checks that a single merge worker's batches never
+// cross a multiple of the batch size, so that each full one is a page of
+// the output, and that the merge goes on as before when emit takes a
+// batch's memory and leaves it other memory, as the Parquet writer does.
+// Several workers' batches only keep to the batch size.
+func TestMergePageBatches(t *testing.T) {
+	cp := newCorpus(14, 2000, 400, 150, true)
+	cfg := Config{Window: 3, Negatives: 1, Seed: 4, Workers: 1, TempDir: t.TempDir()}
+	want, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
+	const batchCap = 1000
+	for _, workers := range []int{1, 2} {
+		cfg.Workers = workers
+		var rows, full, taken int
+		emitted := func(b *formats.CountColumns) {
+			n := b.Len()
+			if n > batchCap {
+				t.Fatalf("%d workers: a batch of %d rows, more than %d", workers, n, batchCap)
+			}
+			if workers == 1 && rows/batchCap != (rows+n-1)/batchCap {
+				t.Fatalf("one worker: a batch of rows [%d, %d) crosses a multiple of %d", rows, rows+n, batchCap)
+			}
+			rows += n
+			if n == batchCap {
+				full++
+			}
+			if full%2 == 1 {
+				*b = formats.MakeCountColumns(batchCap)
+				taken++
+			}
+		}
+		const parts = 4
+		got, _ := runCounter(t, cfg, cp.counts, cp.docs, 2, &tuning{dense: -1, parts: parts, batchCap: batchCap, emitted: emitted})
+		rowsEqual(t, fmt.Sprintf("%d workers", workers), want, got)
+		// Each partition but the first may start and end in mid-batch.
+		if most := len(want)/batchCap - 2*parts; full < most || taken == 0 {
+			t.Errorf("%d workers: %d full batches of %d rows (%d of them taken) in %d rows, want at least %d",
+				workers, full, batchCap, taken, len(want), most)
 		}
 	}
 }

@@ -100,9 +100,9 @@ type tuning struct {
 	reserve                int64 // passed to every accumulator's Reserve
 	// skew gives three documents in four to the first accumulator.
 	skew bool
-	// ahead and parts, if positive, replace the merge's look-ahead and
-	// its number of partitions.
-	ahead, parts int
+	// ahead, parts and batchCap, if positive, replace the merge's
+	// look-ahead, its number of partitions and its rows per batch.
+	ahead, parts, batchCap int
 	// emitted, if not nil, sees every batch the merge emits.
 	emitted func(*formats.CountColumns)
 }
@@ -129,6 +129,9 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 		}
 		if tune.ahead > 0 {
 			c.ahead = tune.ahead
+		}
+		if tune.batchCap > 0 {
+			c.batchCap = tune.batchCap
 		}
 		if tune.parts > 0 {
 			var total int64

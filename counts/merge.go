@@ -18,7 +18,8 @@ import (
 	"github.com/pwe-project/pwe/formats"
 )
 
-// batchRows is the number of rows handed to emit at a time.
+// batchRows is the number of rows handed to emit at a time by each of
+// several merge workers; one worker hands over formats.CountsPageRows.
 const batchRows = 4096
 
 var errOverflow = errors.New("counts: a pair count overflowed 64 bits; use a smaller corpus, window or weighting scale")
@@ -26,8 +27,9 @@ var errOverflow = errors.New("counts: a pair count overflowed 64 bits; use a sma
 // Finish merges the counts of every accumulator, draws the negatives and
 // calls emit with batches of rows sorted by (target, context). It must be
 // called once, after every Add call has returned. emit must not keep the
-// batch after returning. Temporary files are removed whether Finish
-// succeeds or not.
+// batch after returning; it may take the batch's memory, leaving it other
+// memory with room for as many rows (as formats.CountsWriter.TakeColumns
+// does). Temporary files are removed whether Finish succeeds or not.
 func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) error) (Stats, error) {
 	c.mu.Lock()
 	if c.ended {
@@ -413,6 +415,9 @@ type merger struct {
 	tokens, hot chan struct{}
 	batch       *formats.CountColumns
 	batchToken  chan struct{} // the channel of the token batch holds
+	// limit is the number of rows the batch takes: c.batchCap, or for a
+	// single worker the rows up to the next page boundary of the output.
+	limit       int
 	uniquePairs int64
 	rows        int64
 }
@@ -713,7 +718,7 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 			if npos == 0 && nneg == 0 {
 				continue
 			}
-			if m.batch.Len() == batchRows {
+			if m.batch.Len() == m.limit {
 				if err := m.send(); err != nil {
 					return err
 				}
@@ -737,7 +742,7 @@ func (m *merger) finalRow(t int32, cs []int32, vs []uint64) error {
 	tg, cx, np, nn, n := m.open()
 	i, j := 0, 0
 	for i < ni || j < nj {
-		if n == batchRows {
+		if n == len(tg) {
 			m.close(tg, cx, np, nn, n)
 			if err := m.send(); err != nil {
 				return err
@@ -789,7 +794,7 @@ func (m *merger) tallyRows(t int32, cs []int32, vs []uint64, scale float64) erro
 			for word != 0 {
 				j := w<<6 | bits.TrailingZeros64(word)
 				word &= word - 1
-				if n == batchRows {
+				if n == len(tg) {
 					m.close(tg, cx, np, nn, n)
 					if err := m.send(); err != nil {
 						// The tally must be left empty for the next target.
@@ -817,7 +822,8 @@ func (m *merger) tallyRows(t int32, cs []int32, vs []uint64, scale float64) erro
 // writing rows by index, and the number of rows they hold.
 func (m *merger) open() (tg, cx []int32, np, nn []float64, n int) {
 	b := m.batch
-	return b.Target[:batchRows], b.Context[:batchRows], b.NPos[:batchRows], b.NNeg[:batchRows], b.Len()
+	l := m.limit
+	return b.Target[:l], b.Context[:l], b.NPos[:l], b.NNeg[:l], b.Len()
 }
 
 // close cuts the columns that open returned to their first n rows.
@@ -888,8 +894,12 @@ func (m *merger) newBatch() error {
 		b.Reset()
 		m.batch = b
 	default:
-		b := formats.MakeCountColumns(batchRows)
+		b := formats.MakeCountColumns(m.c.batchCap)
 		m.batch = &b
+	}
+	m.limit = m.c.batchCap
+	if m.c.cfg.Workers == 1 {
+		m.limit -= int(m.rows % int64(m.c.batchCap))
 	}
 	return nil
 }

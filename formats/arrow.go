@@ -234,6 +234,14 @@ func (w CountsStreamWriter) WriteColumns(cols *CountColumns) error {
 	return w.fill(cols.Len(), func(i, j int) { enc.appendColumns(cols, i, j) })
 }
 
+// TakeColumns is WriteColumns, after which cols is empty, as
+// [CountsWriter.TakeColumns] leaves it.
+func (w CountsStreamWriter) TakeColumns(cols *CountColumns) error {
+	err := w.WriteColumns(cols)
+	cols.Reset()
+	return err
+}
+
 // CreateVocabStream starts an Arrow stream of vocabulary rows on w.
 func CreateVocabStream(w io.Writer, meta Meta) (*StreamWriter[VocabRow], error) {
 	return createStream(w, meta, &vocabCodec)

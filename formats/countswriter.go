@@ -40,9 +40,12 @@ import (
 // back.
 
 const (
-	// countsPageRows is the number of rows in a data page: pages of 64 Ki
-	// values compress well and keep the pages in flight small (1.5 MB each).
-	countsPageRows = 1 << 16
+	// CountsPageRows is the number of rows in a data page of
+	// counts.parquet: pages of 64 Ki values compress well and keep the
+	// pages in flight small (1.5 MB each). Columns of exactly this many
+	// rows given to [CountsWriter.TakeColumns] at a page boundary are not
+	// copied.
+	CountsPageRows = 1 << 16
 	// countsPagesInFlight bounds the pages queued for the encoder.
 	countsPagesInFlight = 3
 	// countsSmallDict is the size of the direct-mapped dictionary index for
@@ -52,7 +55,7 @@ const (
 	countsMaxDict = 1 << 16
 )
 
-// countsPage holds up to countsPageRows rows as columns.
+// countsPage holds up to CountsPageRows rows as columns.
 type countsPage struct {
 	CountColumns
 	// pending counts the column encoders that have yet to read the page.
@@ -60,7 +63,7 @@ type countsPage struct {
 }
 
 func newCountsPage() *countsPage {
-	return &countsPage{CountColumns: MakeCountColumns(countsPageRows)}
+	return &countsPage{CountColumns: MakeCountColumns(CountsPageRows)}
 }
 
 // CountsWriter writes counts.parquet.
@@ -204,6 +207,22 @@ func (w *CountsWriter) WriteColumns(cols *CountColumns) error {
 	return w.fill(cols.Len(), func(p *countsPage, i, j int) { p.appendColumns(cols, i, j) })
 }
 
+// TakeColumns is WriteColumns for columns whose rows the caller no longer
+// needs. When cols holds exactly one page of rows and the current page is
+// empty, the page takes cols' memory instead of a copy of its rows, and
+// cols gets the page's memory in exchange: room for CountsPageRows rows.
+// Either way, cols is empty on return.
+func (w *CountsWriter) TakeColumns(cols *CountColumns) error {
+	if p := w.cur; !w.ended && p.Len() == 0 && cols.Len() == CountsPageRows {
+		p.CountColumns, *cols = *cols, p.CountColumns
+		cols.Reset()
+		return w.send()
+	}
+	err := w.WriteColumns(cols)
+	cols.Reset()
+	return err
+}
+
 // fill adds n rows to the pages, sending each page as it fills: add
 // appends rows [i, j) of the caller's to page p.
 func (w *CountsWriter) fill(n int, add func(p *countsPage, i, j int)) error {
@@ -212,10 +231,10 @@ func (w *CountsWriter) fill(n int, add func(p *countsPage, i, j int)) error {
 	}
 	for i := 0; i < n; {
 		p := w.cur
-		k := min(n-i, countsPageRows-p.Len())
+		k := min(n-i, CountsPageRows-p.Len())
 		add(p, i, i+k)
 		i += k
-		if p.Len() == countsPageRows {
+		if p.Len() == CountsPageRows {
 			if err := w.send(); err != nil {
 				return err
 			}

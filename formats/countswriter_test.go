@@ -24,7 +24,7 @@ import (
 // bit with parquet-go's reader, checking the chunk statistics and codecs
 // against values computed here.
 func TestCountsWriterLayout(t *testing.T) {
-	n := RowGroupRows + 3*countsPageRows/2
+	n := RowGroupRows + 3*CountsPageRows/2
 	rows := make([]CountRow, n)
 	for i := range rows {
 		r := CountRow{TargetID: int32(i / 37), ContextID: int32(i%37*11 + i/100000)}
@@ -179,7 +179,7 @@ func TestCountsWriterEmptyAndAbort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Write(make([]CountRow, 3*countsPageRows)); err != nil {
+	if err := w.Write(make([]CountRow, 3*CountsPageRows)); err != nil {
 		t.Fatal(err)
 	}
 	w.Abort()
@@ -200,7 +200,7 @@ func TestCountsWriterEmptyAndAbort(t *testing.T) {
 // that nothing is left behind and that no goroutine waits forever.
 func TestCountsWriterFailureMidway(t *testing.T) {
 	errInjected := errors.New("injected")
-	for _, after := range []int{0, countsPageRows, RowGroupRows + countsPageRows/2, 2 * RowGroupRows} {
+	for _, after := range []int{0, CountsPageRows, RowGroupRows + CountsPageRows/2, 2 * RowGroupRows} {
 		dir := t.TempDir()
 		w, err := CreateCounts(filepath.Join(dir, "c.parquet"), Meta{}, false)
 		if err != nil {
@@ -215,7 +215,7 @@ func TestCountsWriterFailureMidway(t *testing.T) {
 		}
 		w.fail(errInjected)
 		var werr error
-		for i := 0; i < 2*countsPageRows/len(rows) && werr == nil; i++ {
+		for i := 0; i < 2*CountsPageRows/len(rows) && werr == nil; i++ {
 			werr = w.Write(rows)
 		}
 		if !errors.Is(werr, errInjected) {
@@ -301,11 +301,12 @@ func TestInt32Range(t *testing.T) {
 
 // TestWriteColumns checks that rows written as columns, in batches of
 // uneven sizes, give the same bytes as the same rows written as rows, for
-// counts.parquet and for a counts stream.
+// counts.parquet and for a counts stream; and so do columns given to
+// TakeColumns, which keeps the memory of whole pages at page boundaries.
 func TestWriteColumns(t *testing.T) {
-	rows := randomCounts(2*countsPageRows+StreamBatchRows+1234, 7)
+	rows := randomCounts(3*CountsPageRows+StreamBatchRows+1234, 7)
 	meta := Meta{CreatedAt: "2026-01-02T03:04:05Z", Config: map[string]int{"window": 5}}
-	sizes := []int{1, 4096, 3 * countsPageRows / 2, 77, countsPageRows}
+	sizes := []int{1, 4096, 3 * CountsPageRows / 2, 77, CountsPageRows}
 	writeCols := func(w interface {
 		WriteColumns(*CountColumns) error
 	}) {
@@ -321,17 +322,45 @@ func TestWriteColumns(t *testing.T) {
 		}
 	}
 
+	// Whole pages at page boundaries are taken (the first and the fifth
+	// batch), other batches copied, whole pages in mid-page too.
+	takeSizes := []int{CountsPageRows, 5, CountsPageRows, CountsPageRows - 5, CountsPageRows, 77}
+	taken := 0
+	takeCols := func(w interface {
+		TakeColumns(*CountColumns) error
+	}) {
+		var cols CountColumns
+		for i, k := 0, 0; i < len(rows); k++ {
+			n := min(takeSizes[k%len(takeSizes)], len(rows)-i)
+			cols.AppendRows(rows[i : i+n])
+			before := &cols.Target[0]
+			if err := w.TakeColumns(&cols); err != nil {
+				t.Fatal(err)
+			}
+			if cols.Len() != 0 || cap(cols.Target) < n {
+				t.Fatalf("TakeColumns left %d rows and room for %d, want none and room for %d", cols.Len(), cap(cols.Target), n)
+			}
+			if &cols.Target[:1][0] != before {
+				taken++
+			}
+			i += n
+		}
+	}
+
 	dir := t.TempDir()
-	files := [2]string{filepath.Join(dir, "rows.parquet"), filepath.Join(dir, "cols.parquet")}
+	files := [3]string{filepath.Join(dir, "rows.parquet"), filepath.Join(dir, "cols.parquet"), filepath.Join(dir, "take.parquet")}
 	for i, p := range files {
 		w, err := CreateCounts(p, meta, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i == 0 {
+		switch i {
+		case 0:
 			err = w.Write(rows)
-		} else {
+		case 1:
 			writeCols(w)
+		case 2:
+			takeCols(w)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -340,26 +369,38 @@ func TestWriteColumns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a, errA := os.ReadFile(files[0])
-	b, errB := os.ReadFile(files[1])
-	if errA != nil || errB != nil {
-		t.Fatal(errA, errB)
+	if taken != 2 {
+		t.Errorf("counts.parquet: TakeColumns kept the memory of %d batches, want 2", taken)
 	}
-	if !bytes.Equal(a, b) {
-		t.Errorf("counts.parquet: %d bytes from rows, %d from columns, not the same", len(a), len(b))
-	}
-
-	want := writeCountsStream(t, rows, meta, nil, 5000)
-	var buf bytes.Buffer
-	w, err := CreateCountsStream(&buf, meta)
+	want, err := os.ReadFile(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeCols(w)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
+	for _, p := range files[1:] {
+		if got, err := os.ReadFile(p); err != nil {
+			t.Fatal(err)
+		} else if !bytes.Equal(got, want) {
+			t.Errorf("%s: %d bytes, from rows %d, not the same", filepath.Base(p), len(got), len(want))
+		}
 	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("counts stream: %d bytes from rows, %d from columns, not the same", len(want), buf.Len())
+
+	want = writeCountsStream(t, rows, meta, nil, 5000)
+	for _, take := range []bool{false, true} {
+		var buf bytes.Buffer
+		w, err := CreateCountsStream(&buf, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if take {
+			takeCols(w)
+		} else {
+			writeCols(w)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("counts stream (TakeColumns %v): %d bytes from rows, %d from columns, not the same", take, len(want), buf.Len())
+		}
 	}
 }

@@ -350,7 +350,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		return stats, err
 	}
 	defer out.Abort()
-	emit := out.WriteColumns
+	emit := out.TakeColumns
 	var merge *counts.Appender
 	if prior != nil {
 		if merge, err = counts.NewAppender(cc, len(vocab), prior.r, out.Write); err != nil {

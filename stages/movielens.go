@@ -258,7 +258,7 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 		return stats, err
 	}
 	defer out.Abort()
-	cs, err := counter.Finish(ctx, out.WriteColumns)
+	cs, err := counter.Finish(ctx, out.TakeColumns)
 	if err != nil {
 		return stats, err
 	}

@@ -109,6 +109,7 @@ func openCounts(path string, stdin io.Reader) (countsSource, error) {
 type countsSink interface {
 	Write(rows []formats.CountRow) error
 	WriteColumns(cols *formats.CountColumns) error
+	TakeColumns(cols *formats.CountColumns) error
 	SetStats(stats any) error
 	Close() error
 	Abort()
