@@ -108,7 +108,6 @@ func openCounts(path string, stdin io.Reader) (countsSource, error) {
 // countsSink is what counts.parquet and a counts stream both take.
 type countsSink interface {
 	Write(rows []formats.CountRow) error
-	WriteColumns(cols *formats.CountColumns) error
 	TakeColumns(cols *formats.CountColumns) error
 	SetStats(stats any) error
 	Close() error
