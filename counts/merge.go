@@ -215,7 +215,8 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense [][]uin
 	// Emitted batches return to free for reuse. A batch holds a token
 	// from when it is taken to when it is back in free, so free has room
 	// for every batch. One dropped for want of room would be garbage, and
-	// each new one 96 KiB to clear.
+	// each new one a batch to clear (96 KiB, or 1.5 MB for a single
+	// worker).
 	free := make(chan *formats.CountColumns, c.ahead+hotBatches)
 	tokens := make(chan struct{}, c.ahead)
 	hot := make(chan struct{}, hotBatches)
