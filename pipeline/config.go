@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,6 +91,10 @@ func ParseBytes(s string) (Bytes, error) {
 	if err != nil || !(v >= 0) || v*mult > 1<<62 {
 		return 0, fmt.Errorf("%q is not a size (examples: 256MiB, 1GiB, 500MB)", s)
 	}
+	if v*mult < 1 {
+		// A budget of nothing is never meant, and 0 would read as unset.
+		return 0, fmt.Errorf("%q: a size must be at least a byte (examples: 256MiB, 1GiB, 500MB)", s)
+	}
 	return Bytes(v * mult), nil
 }
 
@@ -138,6 +143,9 @@ func Load(path string) (Config, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := checkZeros(data); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
 	base := filepath.Dir(path)
 	rel := func(p string) string {
 		if p == "" || p == "-" || filepath.IsAbs(p) || strings.HasPrefix(p, "builtin:") {
@@ -163,9 +171,33 @@ func Load(path string) (Config, error) {
 	return cfg, nil
 }
 
+// checkZeros refuses the settings of stages.ZeroIsUnset given as 0 in a
+// configuration that decoded: the stage would take them for unset and run
+// with the default.
+func checkZeros(data []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return err
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		stage, section := top.Content[i].Value, top.Content[i+1]
+		for j := 0; j+1 < len(section.Content); j += 2 {
+			key, val := section.Content[j].Value, section.Content[j+1]
+			if v, err := strconv.ParseFloat(val.Value, 64); err == nil && v == 0 && slices.Contains(stages.ZeroIsUnset[stage], key) {
+				return fmt.Errorf("line %d: %s: %s 0: pwe reads 0 as not set and would use the default; give the value you mean",
+					val.Line, stage, key)
+			}
+		}
+	}
+	return nil
+}
+
 // Validate reports a configuration that cannot run.
 func (c Config) Validate() error {
 	switch {
+	case c.Threads < 0:
+		return fmt.Errorf("threads %d: want 0 (every core) or more", c.Threads)
 	case c.Output == "":
 		return errors.New("no output directory: set output, or pass -o")
 	case (c.Input == nil) == (c.MovieLens == nil):

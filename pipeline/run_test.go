@@ -124,19 +124,24 @@ func TestRunSkipRerunForce(t *testing.T) {
 
 func TestLoadRejects(t *testing.T) {
 	dir := t.TempDir()
-	cases := map[string]string{
-		"unknown key":    "output: x\ninput: {paths: [a]}\ntokenize: {max_vocabb: 3}\n",
-		"no input":       "output: x\n",
-		"both inputs":    "output: x\ninput: {paths: [a]}\nmovielens: {ratings: r.csv}\n",
-		"bad memory":     "output: x\nmemory: lots\ninput: {paths: [a]}\n",
-		"not yaml":       "output: [x\n",
-		"no output here": "input: {paths: [a]}\n",
+	// Each error names the file and says what is wrong (want).
+	cases := map[string]struct{ text, want string }{
+		"unknown key":    {"output: x\ninput: {paths: [a]}\ntokenize: {max_vocabb: 3}\n", "max_vocabb"},
+		"no input":       {"output: x\n", "input"},
+		"both inputs":    {"output: x\ninput: {paths: [a]}\nmovielens: {ratings: r.csv}\n", "exactly one input"},
+		"bad memory":     {"output: x\nmemory: lots\ninput: {paths: [a]}\n", `"lots" is not a size`},
+		"zero memory":    {"output: x\nmemory: 0\ninput: {paths: [a]}\n", "at least a byte"},
+		"zero window":    {"output: x\ninput: {paths: [a]}\ncount: {window: 0}\n", "line 3: count: window 0"},
+		"zero draws":     {"output: x\ninput: {paths: [a]}\nfit:\n  chains: 2\n  draws: 0.0\n", "line 5: fit: draws 0"},
+		"threads":        {"output: x\nthreads: -2\ninput: {paths: [a]}\n", "threads -2"},
+		"not yaml":       {"output: [x\n", "yaml"},
+		"no output here": {"input: {paths: [a]}\n", "no output"},
 	}
-	for name, text := range cases {
+	for name, c := range cases {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".yaml")
-		os.WriteFile(path, []byte(text), 0o644)
-		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
-			t.Errorf("%s: error %v, want one naming %s", name, err, path)
+		os.WriteFile(path, []byte(c.text), 0o644)
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one naming %s and saying %q", name, err, path, c.want)
 		}
 	}
 }
@@ -148,7 +153,7 @@ func TestParseBytes(t *testing.T) {
 			t.Errorf("ParseBytes(%q) = %d, %v; want %d", s, got, err, want)
 		}
 	}
-	for _, s := range []string{"", "MiB", "-1GiB", "ten", "1e30GiB"} {
+	for _, s := range []string{"", "MiB", "-1GiB", "ten", "1e30GiB", "0", "0MiB", "0.5"} {
 		if _, err := ParseBytes(s); err == nil {
 			t.Errorf("ParseBytes(%q) succeeded", s)
 		}

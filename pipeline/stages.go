@@ -30,7 +30,8 @@ func Tokenize(ctx context.Context, r *Reporter, cfg stages.TokenizeConfig) (stag
 
 // Count runs stages.Count, reporting the bytes it reads. It warns of
 // invalid UTF-8 only when it read the text itself: a token stream's count
-// comes from the tokenize run that wrote it, which warned already.
+// comes from the tokenize run that wrote it, which warned already. It warns
+// too when no pair formed.
 func Count(ctx context.Context, r *Reporter, cfg stages.CountConfig) (stages.CountStats, error) {
 	p := r.Progress("count", UnitBytes, 0)
 	cfg.Progress = readCounter(p)
@@ -38,6 +39,13 @@ func Count(ctx context.Context, r *Reporter, cfg stages.CountConfig) (stages.Cou
 	p.Done()
 	if st.InvalidUTF8 > 0 && cfg.Tokens == "" {
 		r.Stage("count").Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
+	}
+	if err == nil && st.PositivePairs == 0 {
+		// As when the vocabulary comes from another corpus, or every
+		// document is a single token: the counts are empty, and the fit
+		// would have nothing to fit.
+		r.Stage("count").Warn(fmt.Sprintf("no pair formed: no two in-vocabulary tokens of a document lie within the window (%d of %d tokens are out of the vocabulary)",
+			st.OOVTokens, st.Tokens))
 	}
 	return st, err
 }

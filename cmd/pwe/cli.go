@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pwe-project/pwe/pipeline"
@@ -213,8 +215,31 @@ func (c *command) exec(ctx context.Context, args []string, e *env) error {
 	if err != nil {
 		return usagef("%s: %v (see pwe %s --help)", c.name, err, c.name)
 	}
+	if err := checkGiven(fs, c.name); err != nil {
+		return err
+	}
 	defer startProfile(e.rep.Logger())()
 	return runFn(ctx, pos)
+}
+
+// checkGiven refuses flag values that the stages would not refuse but would
+// read as something else: zero for the settings of stages.ZeroIsUnset
+// (taken as unset, so that the default would run) and a negative --threads
+// (taken as every core).
+func checkGiven(fs *flag.FlagSet, command string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		v, perr := strconv.ParseFloat(f.Value.String(), 64)
+		switch {
+		case err != nil || perr != nil:
+		case f.Name == "threads" && v < 0:
+			err = usagef("%s: --threads %s: want 0 (every core) or more", command, f.Value)
+		case v == 0 && slices.Contains(stages.ZeroIsUnset[command], strings.ReplaceAll(f.Name, "-", "_")):
+			err = usagef("%s: --%s 0: pwe reads 0 as not set and would use the default, %s; give the value you mean",
+				command, f.Name, f.DefValue)
+		}
+	})
+	return err
 }
 
 // parseInterspersed parses flags wherever they stand among the positional

@@ -34,6 +34,14 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"tokenize", "x.txt", "-o", "v.parquet", "--memory", "100KiB"}, exitUsage, "memory budget of 102400 bytes"},
 		{[]string{"count", "x.txt", "-o", "c.parquet"}, exitUsage, "no vocabulary"},
 		{[]string{"fit", "--counts", "c", "--vocab", "v", "-o", "d", "--dim", "5000"}, exitUsage, "dim 5000"},
+		// Zero would read as unset, and the default run instead.
+		{[]string{"count", "x.txt", "--vocab", "v", "-o", "c.parquet", "--window", "0"}, exitUsage, "--window 0: pwe reads 0 as not set and would use the default, 5"},
+		{[]string{"fit", "--counts", "c", "--vocab", "v", "-o", "d", "--draws=0"}, exitUsage, "--draws 0"},
+		{[]string{"count", "x.txt", "--vocab", "v", "-o", "c.parquet", "--memory", "0"}, exitUsage, "at least a byte"},
+		{[]string{"tokenize", "x.txt", "-o", "v.parquet", "--threads", "-1"}, exitUsage, "--threads -1"},
+		// Where zero means what it says, it passes (and the missing files fail).
+		{[]string{"count", "/no/such.txt", "--vocab", "/no/v.parquet", "-o", filepath.Join(t.TempDir(), "c.parquet"),
+			"--negatives", "0", "--seed", "0", "--subsample", "0", "--threads", "0"}, exitRuntime, "/no/v.parquet"},
 		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(t.TempDir(), "v.parquet")}, exitRuntime, "/no/such/file.txt"},
 		{[]string{"inspect", "/no/such.parquet"}, exitRuntime, "no/such.parquet"},
 		{[]string{"version"}, exitOK, ""},
@@ -129,6 +137,37 @@ func TestTextWarnings(t *testing.T) {
 		warning := c.args[0] + ": warning: replaced 1 bytes of invalid UTF-8\n"
 		if code != exitOK || strings.Contains(stderr, warning) != c.warn {
 			t.Errorf("pwe %v: exit %d, stderr %q; want the warning %q: %v", c.args, code, stderr, warning, c.warn)
+		}
+	}
+}
+
+// TestCountWarnsOfNoPairs: a corpus whose documents form no pair inside
+// the vocabulary is counted, with a warning that says why the counts are
+// empty; one pair is enough to silence it.
+func TestCountWarnsOfNoPairs(t *testing.T) {
+	dir := t.TempDir()
+	vocab, counts := filepath.Join(dir, "v.parquet"), filepath.Join(dir, "c.parquet")
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	if _, stderr, code := runPwe("tokenize", write("corpus.txt", "the cat sat\n"), "-o", vocab); code != exitOK {
+		t.Fatalf("tokenize: exit %d: %s", code, stderr)
+	}
+	warning := "count: warning: no pair formed: no two in-vocabulary tokens of a document lie within the window (2 of 5 tokens are out of the vocabulary)"
+	for _, c := range []struct {
+		text string
+		warn bool
+	}{
+		{"the\ndog cat\nsat\nmat\n", true},
+		{"the\ndog cat sat\n", false},
+	} {
+		_, stderr, code := runPwe("count", write("new.txt", c.text), "--vocab", vocab, "-o", counts)
+		if code != exitOK || strings.Contains(stderr, warning) != c.warn {
+			t.Errorf("count %q: exit %d, stderr %q; want the warning %q: %v", c.text, code, stderr, warning, c.warn)
 		}
 	}
 }
