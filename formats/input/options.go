@@ -92,39 +92,39 @@ func (o Options) withDefaults() Options {
 // Validate reports settings that contradict each other.
 func (o Options) Validate() error {
 	if o.TextField != "" && o.TextColumn != "" {
-		return errors.New("input: set TextField (JSONL) or TextColumn (Parquet), not both")
+		return errors.New("input: --text-field (JSON Lines) and --text-column (Parquet) exclude each other")
 	}
 	if o.MaxLineBytes < 0 {
 		return fmt.Errorf("input: MaxLineBytes is %d, want >= 0", o.MaxLineBytes)
 	}
 	o = o.withDefaults()
 	if o.DocSep != DocSepLine && o.DocSep != DocSepBlank {
-		return fmt.Errorf("input: DocSep %q, want %q or %q", o.DocSep, DocSepLine, DocSepBlank)
+		return fmt.Errorf("input: --doc-sep %q, want %s or %s", o.DocSep, DocSepLine, DocSepBlank)
 	}
 	switch o.Format {
 	case Text:
 		if o.TextField != "" || o.TextColumn != "" {
-			return errors.New("input: TextField and TextColumn do not apply to text input")
+			return errors.New("input: --text-field and --text-column do not apply to text input")
 		}
 	case JSONL:
 		if o.TextField == "" {
-			return errors.New("input: JSONL input needs TextField")
+			return errors.New("input: JSON Lines input needs --text-field, the field that holds the text")
 		}
 		if o.TextColumn != "" {
-			return errors.New("input: TextColumn does not apply to JSONL input")
+			return errors.New("input: --text-column does not apply to JSON Lines input")
 		}
 	case Parquet:
 		if o.TextColumn == "" {
-			return errors.New("input: Parquet input needs TextColumn")
+			return errors.New("input: Parquet input needs --text-column, the column that holds the text")
 		}
 		if o.TextField != "" {
-			return errors.New("input: TextField does not apply to Parquet input")
+			return errors.New("input: --text-field does not apply to Parquet input")
 		}
 	default:
 		return fmt.Errorf("input: unknown %v", o.Format)
 	}
 	if o.DocSep == DocSepBlank && o.Format != Text {
-		return fmt.Errorf("input: DocSep %q applies only to text input", o.DocSep)
+		return fmt.Errorf("input: --doc-sep %s applies only to text input", o.DocSep)
 	}
 	return nil
 }

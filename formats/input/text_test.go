@@ -204,20 +204,25 @@ func TestOptionsValidate(t *testing.T) {
 			t.Errorf("%+v: %v", o, err)
 		}
 	}
-	invalid := []Options{
-		{DocSep: "paragraph"},
-		{TextField: "a", TextColumn: "b"},
-		{Format: JSONL},
-		{Format: Parquet},
-		{Format: Parquet, TextField: "x"},
-		{Format: JSONL, TextField: "x", TextColumn: "y"},
-		{Format: Text + 7},
-		{TextField: "text", DocSep: DocSepBlank},
-		{MaxLineBytes: -1},
+	// The errors name the settings as the command line does.
+	invalid := []struct {
+		o    Options
+		want string
+	}{
+		{Options{DocSep: "paragraph"}, `--doc-sep "paragraph"`},
+		{Options{TextField: "a", TextColumn: "b"}, "--text-field (JSON Lines) and --text-column (Parquet)"},
+		{Options{Format: JSONL}, "needs --text-field"},
+		{Options{Format: Parquet}, "needs --text-column"},
+		{Options{Format: Parquet, TextField: "x"}, "needs --text-column"},
+		{Options{Format: Parquet, TextField: "x", TextColumn: "c"}, "exclude each other"},
+		{Options{Format: JSONL, TextField: "x", TextColumn: "y"}, "exclude each other"},
+		{Options{Format: Text + 7}, "unknown"},
+		{Options{TextField: "text", DocSep: DocSepBlank}, "--doc-sep blank applies only to text"},
+		{Options{MaxLineBytes: -1}, "MaxLineBytes"},
 	}
-	for _, o := range invalid {
-		if err := o.Validate(); err == nil {
-			t.Errorf("%+v: no error", o)
+	for _, c := range invalid {
+		if err := c.o.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one saying %q", c.o, err, c.want)
 		}
 	}
 	if o := (Options{TextColumn: "c"}).withDefaults(); o.Format != Parquet {
