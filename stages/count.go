@@ -227,6 +227,10 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	var fingerprint func() (input.Fingerprint, error)
 	var openStream func() (*formats.TokenStream, error)
 	if cfg.Tokens != "" {
+		// --append may name the output: that is how counts grow.
+		if err := checkOutputs([]string{cfg.Tokens, cfg.Vocab}, cfg.Output); err != nil {
+			return CountStats{}, err
+		}
 		fpCtx, stop := context.WithCancel(ctx)
 		fingerprint = async(func() (input.Fingerprint, error) { return input.FingerprintFileContext(fpCtx, cfg.Tokens) })
 		defer fingerprint()
@@ -421,7 +425,7 @@ type countWorker struct {
 // countText reads, tokenizes and counts the corpus of cfg.Input; it returns
 // the corpus's fingerprints.
 func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index *tokenize.Index, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
-	r, _, err := cfg.Input.open(cfg.Progress)
+	r, _, err := cfg.Input.open(cfg.Progress, []string{cfg.Vocab}, cfg.Output)
 	if err != nil {
 		return nil, err
 	}

@@ -235,3 +235,83 @@ func assertNoOutput(t *testing.T, dir string) {
 		t.Errorf("output directory holds %s after a failed run", e.Name())
 	}
 }
+
+// TestOutputNamesAnInput: an output that names one of the stage's inputs,
+// or the other output, is refused before anything is written, and the
+// input is left as it was; counts growing in place (--append and -o the
+// same file) stay allowed.
+func TestOutputNamesAnInput(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus.txt")
+	text := []byte("the cat sat on the mat\nthe dog ate the hat\n")
+	stop := filepath.Join(dir, "stop.txt")
+	for p, b := range map[string][]byte{corpus: text, stop: []byte("on\n")} {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vocab, tokens := filepath.Join(dir, "vocab.parquet"), filepath.Join(dir, "tokens.bin")
+	if _, err := Tokenize(context.Background(), TokenizeConfig{Input: TextInput{Paths: []string{corpus}}, Output: vocab, Tokens: tokens}); err != nil {
+		t.Fatal(err)
+	}
+	counts := filepath.Join(dir, "counts.parquet")
+	if _, err := Count(context.Background(), CountConfig{Tokens: tokens, Vocab: vocab, Output: counts}); err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string][]byte{}
+	for _, p := range []string{corpus, stop, vocab, tokens, counts} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept[p] = b
+	}
+	// The corpus named through its directory, as the input expands it.
+	viaDir := filepath.Join(dir, ".", "corpus.txt")
+	cases := []struct {
+		name string
+		run  func() error
+		want string
+	}{
+		{"tokenize -o the corpus", func() error {
+			_, err := Tokenize(context.Background(), TokenizeConfig{Input: TextInput{Paths: []string{dir + "/*.txt"}}, Output: viaDir})
+			return err
+		}, "is the input"},
+		{"tokenize --tokens the stop words", func() error {
+			_, err := Tokenize(context.Background(), TokenizeConfig{Input: TextInput{Paths: []string{corpus}},
+				Tokenizer: TokenizerConfig{StopwordsFile: stop}, Output: filepath.Join(dir, "v2.parquet"), Tokens: stop})
+			return err
+		}, "is the input " + stop},
+		{"tokenize -o and --tokens alike", func() error {
+			out := filepath.Join(dir, "new", "both")
+			_, err := Tokenize(context.Background(), TokenizeConfig{Input: TextInput{Paths: []string{corpus}}, Output: out, Tokens: out})
+			return err
+		}, "named as two outputs"},
+		{"count --tokens -o the vocabulary", func() error {
+			_, err := Count(context.Background(), CountConfig{Tokens: tokens, Vocab: vocab, Output: vocab})
+			return err
+		}, "is the input " + vocab},
+		{"count -o the token stream", func() error {
+			_, err := Count(context.Background(), CountConfig{Tokens: tokens, Vocab: vocab, Output: tokens})
+			return err
+		}, "is the input " + tokens},
+		{"count text -o the corpus", func() error {
+			_, err := Count(context.Background(), CountConfig{Input: TextInput{Paths: []string{dir}}, Vocab: vocab, Output: corpus})
+			return err
+		}, "is the input"},
+	}
+	for _, c := range cases {
+		if err := c.run(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
+		}
+		for p, b := range kept {
+			if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, b) {
+				t.Fatalf("%s: %s changed (%v)", c.name, p, err)
+			}
+		}
+	}
+	assertNoOutput(t, filepath.Join(dir, "new"))
+	if _, err := Count(context.Background(), CountConfig{Tokens: tokens, Vocab: vocab, Append: counts, Output: counts}); err != nil {
+		t.Errorf("count --append X -o X: %v", err)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 
 	"github.com/pwe-project/pwe/formats/input"
@@ -55,14 +57,19 @@ func (t TextInput) Validate() error {
 
 // open expands the input paths and opens a document reader over them,
 // reporting its reading to p (if not nil); it also returns the inputs' size
-// as stored (0 if unknown: standard input).
-func (t TextInput) open(p ReadProgress) (*input.Reader, int64, error) {
+// as stored (0 if unknown: standard input). It first refuses outputs that
+// name a file of the corpus or one of the stage's other inputs
+// (checkOutputs).
+func (t TextInput) open(p ReadProgress, others []string, outputs ...string) (*input.Reader, int64, error) {
 	opts, err := t.options()
 	if err != nil {
 		return nil, 0, err
 	}
 	paths, err := input.Expand(t.Paths)
 	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkOutputs(append(slices.Clone(paths), others...), outputs...); err != nil {
 		return nil, 0, err
 	}
 	r := input.NewReader(paths, opts)
@@ -72,6 +79,46 @@ func (t TextInput) open(p ReadProgress) (*input.Reader, int64, error) {
 		r.OnRead(p.Add)
 	}
 	return r, size, nil
+}
+
+// checkOutputs refuses outputs that name one of the inputs, or each other:
+// an output is written under a temporary name and renamed over its final
+// name when complete, which would replace the input (`pwe tokenize
+// corpus.txt -o corpus.txt`) or the other output. Empty paths and standard
+// input and output are skipped.
+func checkOutputs(inputs []string, outputs ...string) error {
+	named := func(p string) bool { return p != "" && p != StdioPath }
+	for i, out := range outputs {
+		if !named(out) {
+			continue
+		}
+		for _, prev := range outputs[:i] {
+			if named(prev) && samePath(prev, out) {
+				return fmt.Errorf("%s is named as two outputs; name two files", out)
+			}
+		}
+		fo, err := os.Stat(out)
+		if err != nil {
+			continue // no file yet, so none of the inputs
+		}
+		for _, in := range inputs {
+			if !named(in) {
+				continue
+			}
+			if fi, err := os.Stat(in); err == nil && os.SameFile(fi, fo) {
+				return fmt.Errorf("the output %s is the input %s, which writing it would replace; name another output", out, in)
+			}
+		}
+	}
+	return nil
+}
+
+// samePath reports whether two paths name the same place, whether or not a
+// file is there.
+func samePath(a, b string) bool {
+	a, errA := filepath.Abs(a)
+	b, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && a == b
 }
 
 // ReadProgress follows a stage's reading of its input files, counted in raw

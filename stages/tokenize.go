@@ -113,13 +113,14 @@ type TokenizeStats struct {
 func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	start := time.Now()
 	cfg = cfg.WithDefaults()
+	stopwords := cfg.Tokenizer.StopwordsFile // load clears it
 	if err := cfg.Tokenizer.load(); err != nil {
 		return TokenizeStats{}, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return TokenizeStats{}, err
 	}
-	r, size, err := cfg.Input.open(cfg.Progress)
+	r, size, err := cfg.Input.open(cfg.Progress, []string{stopwords}, cfg.Output, cfg.Tokens)
 	if err != nil {
 		return TokenizeStats{}, err
 	}

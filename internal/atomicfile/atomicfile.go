@@ -6,8 +6,11 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // File is an output being written. Write to it, then call Commit to publish
@@ -53,11 +56,26 @@ func Create(path string) (*File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := createTemp(dir, "."+base+".tmp-")
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", path, err)
 	}
 	return &File{File: f, final: path}, nil
+}
+
+// createTemp creates a new file in dir named prefix and a random number. Its
+// permissions are those of any file the user creates, 0666 less the umask:
+// os.CreateTemp's 0600 would leave the outputs unreadable to the others who
+// share them (a team's DuckDB, a scheduler's account).
+func createTemp(dir, prefix string) (*os.File, error) {
+	for range 1000 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, &fs.PathError{Op: "createtemp", Path: filepath.Join(dir, prefix+"*"), Err: fs.ErrExist}
 }
 
 // Name returns the final name of the file.
