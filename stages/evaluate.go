@@ -63,6 +63,9 @@ func Evaluate(ctx context.Context, cfg EvaluateConfig) ([]posterior.Metric, erro
 		return nil, err
 	}
 	mapPath := filepath.Join(cfg.Fit, MapFile)
+	if err := checkOutputs([]string{mapPath, cfg.Truth, cfg.HeldOut}, cfg.Output); err != nil {
+		return nil, err
+	}
 	m, tokens, _, err := readVectors(mapPath)
 	if err != nil {
 		return nil, err

@@ -126,9 +126,14 @@ func TestEvaluateRejects(t *testing.T) {
 	if _, err := Evaluate(ctx, EvaluateConfig{Fit: fit}); err == nil {
 		t.Error("evaluation against nothing accepted")
 	}
+	truth := filepath.Join(sim, TruthFile)
+	_, err := Evaluate(ctx, EvaluateConfig{Fit: fit, Truth: truth, Output: truth})
+	if err == nil || !strings.Contains(err.Error(), "is the input "+truth) {
+		t.Errorf("output over the truth: %v", err)
+	}
 	other := filepath.Join(t.TempDir(), "other")
 	simulateFixture(t, other, SimulateConfig{VocabSize: 13, Dim: 2, Observations: 10, Seed: 2})
-	_, err := Evaluate(ctx, EvaluateConfig{Fit: fit, Truth: filepath.Join(other, TruthFile)})
+	_, err = Evaluate(ctx, EvaluateConfig{Fit: fit, Truth: filepath.Join(other, TruthFile)})
 	if err == nil || !strings.Contains(err.Error(), "V=13") {
 		t.Errorf("truth of another size: %v", err)
 	}

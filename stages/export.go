@@ -88,6 +88,9 @@ func Export(ctx context.Context, cfg ExportConfig) (ExportStats, error) {
 	if err != nil {
 		return ExportStats{}, err
 	}
+	if err := checkOutputs(est.Sources, cfg.Output); err != nil {
+		return ExportStats{}, err
+	}
 	st := ExportStats{V: est.Params.V, D: est.Params.D}
 	if cfg.Format == "parquet" {
 		fps, err := fingerprintAll(est.Sources...)

@@ -192,6 +192,13 @@ func TestExport(t *testing.T) {
 			}
 		}
 	}
+	// -o naming the file the estimate is read from.
+	src := filepath.Join(fit, MapFile)
+	before, _ := os.ReadFile(src)
+	_, err = Export(context.Background(), ExportConfig{Fit: fit, Estimate: "map", Format: "parquet", Output: src})
+	if after, _ := os.ReadFile(src); err == nil || !strings.Contains(err.Error(), "is the input") || !bytes.Equal(before, after) {
+		t.Errorf("export over map.parquet: %v", err)
+	}
 }
 
 func TestWord2VecTokens(t *testing.T) {

@@ -69,6 +69,9 @@ func Split(ctx context.Context, cfg SplitConfig) (SplitStats, error) {
 	if err := cfg.Validate(); err != nil {
 		return SplitStats{}, err
 	}
+	if err := checkOutputs([]string{cfg.Counts}, filepath.Join(cfg.Output, TrainFile), filepath.Join(cfg.Output, TestFile)); err != nil {
+		return SplitStats{}, err
+	}
 	r, err := formats.Open[formats.CountRow](cfg.Counts, formats.SchemaCounts)
 	if err != nil {
 		return SplitStats{}, err

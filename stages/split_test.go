@@ -1,9 +1,11 @@
 package stages
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -158,6 +160,14 @@ func TestSplitRejects(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "out", "*")); len(m) > 0 {
 		t.Errorf("failed split left %v", m)
+	}
+	// The counts named train.parquet in the output directory.
+	train := filepath.Join(dir, TrainFile)
+	writeCounts(t, train, []formats.CountRow{{TargetID: 1, ContextID: 5, NPos: 2}}, false)
+	before, _ := os.ReadFile(train)
+	_, err = Split(context.Background(), SplitConfig{Counts: train, TestFraction: 0.5, Output: dir})
+	if after, _ := os.ReadFile(train); err == nil || !strings.Contains(err.Error(), "is the input") || !bytes.Equal(before, after) {
+		t.Errorf("split into its own input: %v", err)
 	}
 	for _, p := range []float64{0, 1, -0.1, math.NaN()} {
 		if err := (SplitConfig{Counts: counts, TestFraction: p, Output: dir}).Validate(); err == nil {
