@@ -436,21 +436,29 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 	err = fanOut(ctx, r, len(workers), func(w int, b *input.Batch) error {
 		wk := workers[w]
 		for d, doc := range b.Docs {
-			wk.toks = wk.tk.Tokens(wk.toks[:0], doc)
+			// A long document is tokenized in pieces, and only its ids are
+			// held whole.
 			wk.ids = wk.ids[:0]
-			for k, t := range wk.toks {
-				id, ok := index.ID(t)
-				switch {
-				case ok:
-					wk.ids = append(wk.ids, id)
-					continue
-				case wk.keepOOV:
-					wk.ids = append(wk.ids, -1)
+			var err error
+			wk.toks, err = wk.tk.EachPiece(wk.toks, doc, func(toks [][]byte) error {
+				for k, t := range toks {
+					id, ok := index.ID(t)
+					switch {
+					case ok:
+						wk.ids = append(wk.ids, id)
+						continue
+					case wk.keepOOV:
+						wk.ids = append(wk.ids, -1)
+					}
+					wk.oov++
+					if wk.oovTokens != nil {
+						wk.oovTokens.Add(toks[k : k+1])
+					}
 				}
-				wk.oov++
-				if wk.oovTokens != nil {
-					wk.oovTokens.Add(wk.toks[k : k+1])
-				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			if err := wk.acc.Add(wk.ids, b.Seq+int64(d)); err != nil {
 				return err

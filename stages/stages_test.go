@@ -8,6 +8,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/tokenize"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -313,5 +315,64 @@ func TestOutputNamesAnInput(t *testing.T) {
 	assertNoOutput(t, filepath.Join(dir, "new"))
 	if _, err := Count(context.Background(), CountConfig{Tokens: tokens, Vocab: vocab, Append: counts, Output: counts}); err != nil {
 		t.Errorf("count --append X -o X: %v", err)
+	}
+}
+
+// TestLongDocument: a document longer than tokenize.PieceBytes, tokenized a
+// piece at a time, has the tokens of the same text cut into lines (the
+// vocabulary's counts agree), and count gives the same pairs from its text
+// as from the token stream tokenize wrote.
+func TestLongDocument(t *testing.T) {
+	dir := t.TempDir()
+	lines, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines = bytes.Repeat(lines, 2*tokenize.PieceBytes/len(lines)+1)
+	// Short documents on either side: the tokens gathered before the long
+	// one must be numbered before its pieces.
+	first, last := "a first line of marianne\n", "and elinor at the last\n"
+	long := []byte(first + string(bytes.ReplaceAll(lines, []byte("\n"), []byte(" "))) + "\n" + last)
+	lines = []byte(first + string(lines) + last)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	longPath, linesPath := write("long.txt", long), write("lines.txt", lines)
+	vocab := func(name, in, tokens string) []formats.VocabRow {
+		out := filepath.Join(dir, name)
+		if _, err := Tokenize(context.Background(), TokenizeConfig{Input: TextInput{Paths: []string{in}}, Output: out, Tokens: tokens}); err != nil {
+			t.Fatal(err)
+		}
+		rows, _, err := formats.ReadAll[formats.VocabRow](out, formats.SchemaVocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	tokens := filepath.Join(dir, "long.bin")
+	if got, want := vocab("long.parquet", longPath, tokens), vocab("lines.parquet", linesPath, ""); !slices.Equal(got, want) {
+		t.Fatalf("the long document's vocabulary (%d tokens) differs from its lines' (%d)", len(got), len(want))
+	}
+	counted := func(cfg CountConfig) []formats.CountRow {
+		cfg.Vocab, cfg.Output = filepath.Join(dir, "long.parquet"), filepath.Join(dir, "counts.parquet")
+		st, err := Count(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Documents != 3 {
+			t.Fatalf("%d documents, want 3", st.Documents)
+		}
+		rows, _, err := formats.ReadAll[formats.CountRow](cfg.Output, formats.SchemaCounts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	if got, want := counted(CountConfig{Input: TextInput{Paths: []string{longPath}}}), counted(CountConfig{Tokens: tokens}); !slices.Equal(got, want) {
+		t.Errorf("count of the long document's text: %d rows; of its token stream: %d", len(got), len(want))
 	}
 }

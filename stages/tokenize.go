@@ -301,9 +301,12 @@ func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.To
 	err := fanOut(ctx, r, len(tokenizers), func(w int, b *input.Batch) error {
 		tk, counter := tokenizers[w], counters[w]
 		var toks [][]byte
+		add := func(piece [][]byte) error {
+			counter.Add(piece)
+			return nil
+		}
 		for _, doc := range b.Docs {
-			toks = tk.Tokens(toks[:0], doc)
-			counter.Add(toks)
+			toks, _ = tk.EachPiece(toks, doc, add)
 		}
 		_, err := sp.spill(counter, share)
 		return err
@@ -440,7 +443,25 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 func numberBatch(tk *tokenize.Tokenizer, counter *tokenize.Counter, b *input.Batch, tb *tokenBatch, run [][]byte) [][]byte {
 	tb.ids, tb.docLens = tb.ids[:0], tb.docLens[:0]
 	run = run[:0]
+	number := func(piece [][]byte) error {
+		tb.ids = counter.AddIDs(tb.ids, piece)
+		return nil
+	}
 	for _, doc := range b.Docs {
+		if len(doc) > tokenize.PieceBytes {
+			// A long document is numbered a piece at a time (EachPiece),
+			// after the run, whose tokens the pieces would release (the
+			// reader gives a document longer than a batch a batch of its
+			// own, so the run is empty then, but that is the reader's
+			// choice).
+			tb.ids = counter.AddIDs(tb.ids, run)
+			start := len(tb.ids)
+			run, _ = tk.EachPiece(run[:0], doc, number)
+			tb.docLens = append(tb.docLens, int32(len(tb.ids)-start))
+			tk.Release()
+			run = run[:0]
+			continue
+		}
 		n := len(run)
 		run = tk.AppendTokens(run, doc)
 		tb.docLens = append(tb.docLens, int32(len(run)-n))

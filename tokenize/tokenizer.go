@@ -128,6 +128,52 @@ func (t *Tokenizer) Tokens(dst [][]byte, doc []byte) [][]byte {
 // tokens of many documents can be gathered and counted together.
 func (t *Tokenizer) AppendTokens(dst [][]byte, doc []byte) [][]byte {
 	t.stats.Docs++
+	return t.appendTokens(dst, doc)
+}
+
+// PieceBytes is the length past which EachPiece cuts a document into
+// pieces.
+const PieceBytes = 1 << 20
+
+// EachPiece tokenizes doc as Tokens does, but a long one a piece of about
+// PieceBytes at a time: fn gets the tokens of each piece in order, valid
+// until it returns, and its error ends the document. A piece ends where a
+// segment starts whatever surrounds it (splitsBefore), so the pieces'
+// tokens are exactly the document's, which need not all be held at once:
+// as a token slice each takes 24 bytes, and a single line may be 64 MiB. dst
+// is scratch space for the tokens, returned for reuse. EachPiece counts
+// one document.
+func (t *Tokenizer) EachPiece(dst [][]byte, doc []byte, fn func(tokens [][]byte) error) ([][]byte, error) {
+	return t.eachPiece(dst, doc, PieceBytes, fn)
+}
+
+// eachPiece is EachPiece with pieces of at least n bytes.
+func (t *Tokenizer) eachPiece(dst [][]byte, doc []byte, n int, fn func(tokens [][]byte) error) ([][]byte, error) {
+	t.stats.Docs++
+	for i := 0; ; {
+		end := nextPiece(doc, i, n)
+		t.Release()
+		dst = t.appendTokens(dst[:0], doc[i:end])
+		if err := fn(dst); err != nil || end == len(doc) {
+			return dst, err
+		}
+		i = end
+	}
+}
+
+// nextPiece returns the end of the piece of doc that starts at i: the first
+// split point (splitsBefore) at least n bytes on, or the end of doc.
+func nextPiece(doc []byte, i, n int) int {
+	for k := i + n; k < len(doc); k++ {
+		if splitsBefore(doc, k) {
+			return k
+		}
+	}
+	return len(doc)
+}
+
+// appendTokens is AppendTokens without counting a document.
+func (t *Tokenizer) appendTokens(dst [][]byte, doc []byte) [][]byte {
 	p := asciiPrefix(doc)
 	if p == len(doc) {
 		return t.asciiTokens(dst, doc)

@@ -247,6 +247,53 @@ func compareWithReference(t *testing.T, opt Options, doc []byte) {
 	}
 }
 
+// piecesMatch checks that tokenizing doc in pieces of at least n bytes
+// gives the tokens and statistics of the whole document, and that an error
+// of fn ends it.
+func piecesMatch(t *testing.T, opt Options, doc []byte, n int) {
+	t.Helper()
+	whole := New(opt)
+	want := tokensOf(whole, doc)
+	tk := New(opt)
+	var got []string
+	pieces := 0
+	_, err := tk.eachPiece(nil, doc, n, func(toks [][]byte) error {
+		pieces++
+		for _, tok := range toks {
+			got = append(got, string(tok))
+		}
+		return nil
+	})
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("options %+v, pieces of %d bytes: %q (%v), want %q", opt, n, got, err, want)
+	}
+	if tk.Stats() != whole.Stats() {
+		t.Fatalf("options %+v, pieces of %d bytes: stats %+v, want %+v", opt, n, tk.Stats(), whole.Stats())
+	}
+	if pieces > 1 {
+		stop := errors.New("stop")
+		calls := 0
+		if _, err := New(opt).eachPiece(nil, doc, n, func([][]byte) error { calls++; return stop }); err != stop || calls != 1 {
+			t.Fatalf("fn's error: %v after %d calls, want it after 1", err, calls)
+		}
+	}
+}
+
+// TestEachPiece cuts documents into pieces down to a byte long, where every
+// split point is one, and a real text taken as one document.
+func TestEachPiece(t *testing.T) {
+	for _, d := range mixedDocs {
+		for _, n := range []int{1, 2, 3, 5, 16} {
+			piecesMatch(t, Options{}, []byte(d), n)
+		}
+	}
+	piecesMatch(t, Options{}, []byte("a\tb \u00a0 c\r\nd  e\xff f"), 1)
+	piecesMatch(t, Options{}, nil, 1)
+	if !testing.Short() {
+		piecesMatch(t, Options{MinLength: 2}, corpus(t, "austen.txt.zst", 1<<20), 4096)
+	}
+}
+
 func FuzzTokens(f *testing.F) {
 	for _, d := range mixedDocs {
 		f.Add([]byte(d), false, uint8(0))
@@ -258,6 +305,7 @@ func FuzzTokens(f *testing.F) {
 			opt.Stopwords = map[string]struct{}{"the": {}, "STRASSE": {}, "é": {}}
 		}
 		compareWithReference(t, opt, doc)
+		piecesMatch(t, opt, doc, 1+int(minLength%8))
 	})
 }
 
