@@ -20,6 +20,7 @@ var (
 	ErrNoColumn      = errors.New("input: no such column")
 	ErrColumnType    = errors.New("input: column does not hold strings")
 	ErrParquetStream = errors.New("input: Parquet input must be a file on disk, not stdin")
+	ErrNotText       = errors.New("input: a binary file where text was expected")
 )
 
 // ParseError reports a problem with one input, with the position where it

@@ -66,6 +66,7 @@ type File struct {
 	raw   *hashingReader
 	buf   *bufio.Reader // over raw: lets Open peek at the magic bytes
 	dec   io.Reader     // the decompressed stream; buf itself for plain files
+	head  []byte        // a plain file's first bytes (binaryKind)
 	close func() error  // releases the decoder and the OS file
 	err   error         // first error other than io.EOF, sticky
 	eof   bool
@@ -130,6 +131,7 @@ func newFile(path string, r io.Reader, closer io.Closer) (*File, error) {
 	switch f.codec {
 	case codecNone:
 		f.dec = f.buf
+		f.head = bytes.Clone(head)
 	case codecGzip:
 		zr, err := gzip.NewReader(f.buf)
 		if err != nil {
@@ -147,6 +149,21 @@ func newFile(path string, r io.Reader, closer io.Closer) (*File, error) {
 		f.dec = bzip2.NewReader(f.buf)
 	}
 	return f, nil
+}
+
+// binaryKind names the kind of a file that begins with head when it is
+// one of the binary files found beside a corpus (pwe's own outputs among
+// them), which read as text would give garbage tokens; "" otherwise.
+func binaryKind(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("PAR1\x15")):
+		// The magic, then the compact Thrift header of the first page or
+		// of the footer, whose first field is an i32 (byte 0x15): no text.
+		return "a Parquet file (read its text with --text-column, or leave it out of the input)"
+	case bytes.HasPrefix(head, []byte("PWETOKS1")):
+		return "a pwe token stream (pwe count reads it with --tokens)"
+	}
+	return ""
 }
 
 func corrupt(codec string, err error) error {

@@ -1,6 +1,7 @@
 package input
 
 import (
+	"fmt"
 	"io"
 	"slices"
 )
@@ -112,6 +113,10 @@ func (r *Reader) open(path string) (docSource, error) {
 	f, err := Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if kind := binaryKind(f.head); kind != "" {
+		f.Close()
+		return nil, &ParseError{Path: path, Err: fmt.Errorf("%w: %s", ErrNotText, kind)}
 	}
 	if hook != nil {
 		f.OnRead(hook)

@@ -182,6 +182,25 @@ func TestTextErrors(t *testing.T) {
 		wantParseError(t, r.Err(), missing, 0, os.ErrNotExist)
 	})
 
+	// Binary files found beside a corpus, pwe's own outputs among them,
+	// are refused as text and JSON Lines, after the documents before them.
+	t.Run("binary files", func(t *testing.T) {
+		a := writeFile(t, dir, "ok.jsonl", []byte(`{"text": "x"}`+"\n"))
+		for name, head := range map[string]string{"vocab.parquet": "PAR1\x15", "tokens.bin": "PWETOKS1"} {
+			path := writeFile(t, dir, name, []byte(head+"\x00\x01 binary\n"))
+			for _, o := range []Options{{}, {TextField: "text"}} {
+				docs, r := readAll([]string{a, path}, o)
+				if len(docs) != 1 {
+					t.Errorf("%s: got %d documents before the error, want 1", name, len(docs))
+				}
+				wantParseError(t, r.Err(), path, 0, ErrNotText)
+			}
+		}
+		// Text that starts with the letters is text.
+		par := writeFile(t, dir, "par.txt", []byte("PAR1s of golf\n"))
+		equalDocs(t, mustReadAll(t, []string{par}, Options{}), []doc{{"PAR1s of golf", par, 1}})
+	})
+
 	t.Run("invalid options", func(t *testing.T) {
 		_, r := readAll(nil, Options{DocSep: "para"})
 		if r.Err() == nil || !strings.Contains(r.Err().Error(), "para") {
