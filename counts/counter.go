@@ -58,6 +58,7 @@ type Counter struct {
 	fanIn    int     // sections one merge reads at once
 	ahead    int     // row batches the merge may hold for partitions not yet emitted
 	batchCap int     // rows per batch
+	progress Progress
 
 	mu      sync.Mutex
 	dir     string

@@ -24,6 +24,19 @@ const batchRows = 4096
 
 var errOverflow = errors.New("counts: a pair count overflowed 64 bits; use a smaller corpus, window or weighting scale")
 
+// Progress follows the merge that Finish runs: SetTotal gives the number of
+// parts the targets are merged in, which take about equal work, and Add(1)
+// tells that one more has been emitted.
+type Progress interface {
+	SetTotal(parts int64)
+	Add(parts int64)
+}
+
+// SetProgress has Finish report the merge's progress to p. The parts are
+// emitted after the last spill and any merging of spilled runs, which
+// report nothing.
+func (c *Counter) SetProgress(p Progress) { c.progress = p }
+
 // Finish merges the counts of every accumulator, draws the negatives and
 // calls emit with batches of rows sorted by (target, context). It must be
 // called once, after every Add call has returned. emit must not keep the
@@ -245,6 +258,9 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense [][]uin
 			}
 		})
 	}
+	if c.progress != nil {
+		c.progress.SetTotal(int64(nParts))
+	}
 	var emitErr error
 emitting:
 	for p := range nParts {
@@ -257,6 +273,9 @@ emitting:
 					mu.Lock()
 					outs[p], turns[p] = nil, nil
 					mu.Unlock()
+					if c.progress != nil {
+						c.progress.Add(1)
+					}
 					continue emitting
 				}
 				if err := emit(b.cols); err != nil {

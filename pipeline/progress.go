@@ -19,6 +19,10 @@ const ProgressKey = "progress"
 // UnitBytes makes progress figures print as MiB.
 const UnitBytes = "bytes"
 
+// MergeParts is the unit of count's merge: the parts, of about equal work,
+// in which its targets are merged and written.
+const MergeParts = "merge parts"
+
 type progressStyle int
 
 const (

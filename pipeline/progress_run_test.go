@@ -42,7 +42,9 @@ type progressRecord struct {
 	} `json:"progress"`
 }
 
-// lastProgress returns each stage's last progress record of the log.
+// lastProgress returns each stage's last progress record of the log, and
+// keyed "stage unit" its last in each unit (count reports its reading,
+// then its merge).
 func lastProgress(t *testing.T, log []byte) map[string]progressRecord {
 	t.Helper()
 	last := map[string]progressRecord{}
@@ -52,9 +54,11 @@ func lastProgress(t *testing.T, log []byte) map[string]progressRecord {
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			t.Fatalf("log line is not JSON: %v\n%s", err, sc.Text())
 		}
-		if rec.Progress != nil {
-			last[rec.Stage] = rec
+		if rec.Progress == nil {
+			continue
 		}
+		last[rec.Stage] = rec
+		last[rec.Stage+" "+rec.Progress.Unit] = rec
 	}
 	return last
 }
@@ -67,7 +71,8 @@ func everyAdd(buf *bytes.Buffer) *Reporter {
 
 // TestRunReadProgress checks that pwe run reports the reading of tokenize
 // and count in bytes, with the inputs' size as the total and reached:
-// the corpus for tokenize, the token stream's chunks for count.
+// the corpus for tokenize, the token stream's chunks for count; and then
+// count's merge, in parts, to the last.
 func TestRunReadProgress(t *testing.T) {
 	dir := t.TempDir()
 	cfg := loadConfig(t, dir, config)
@@ -88,7 +93,7 @@ func TestRunReadProgress(t *testing.T) {
 	want := map[string]int64{"tokenize": info.Size(), "count": stream.ChunkBytes()}
 	last := lastProgress(t, log.Bytes())
 	for _, stage := range []string{"tokenize", "count"} {
-		rec, ok := last[stage]
+		rec, ok := last[stage+" "+UnitBytes]
 		if !ok {
 			t.Errorf("%s: no progress record in\n%s", stage, log.String())
 			continue
@@ -96,6 +101,10 @@ func TestRunReadProgress(t *testing.T) {
 		if p := rec.Progress; p.Unit != UnitBytes || p.Total != want[stage] || p.Done != want[stage] {
 			t.Errorf("%s: last progress %+v; want %d of %d bytes", stage, *p, want[stage], want[stage])
 		}
+	}
+	rec, ok := last["count "+MergeParts]
+	if p := rec.Progress; !ok || p.Total < 1 || p.Done != p.Total {
+		t.Errorf("count's merge: last progress %+v (%v); want every part done", p, ok)
 	}
 }
 

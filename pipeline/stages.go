@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/pwe-project/pwe/counts"
 	"github.com/pwe-project/pwe/stages"
 )
 
@@ -35,8 +36,20 @@ func Tokenize(ctx context.Context, r *Reporter, cfg stages.TokenizeConfig) (stag
 func Count(ctx context.Context, r *Reporter, cfg stages.CountConfig) (stages.CountStats, error) {
 	p := r.Progress("count", UnitBytes, 0)
 	cfg.Progress = readCounter(p)
+	// The merge's report takes over from the reading's: without it the
+	// bar would stand at 100 % for the merge, a third of count's time or
+	// more.
+	var m *Progress
+	if r != nil {
+		cfg.Merge = func() counts.Progress {
+			p.Done()
+			m = r.Progress("count", MergeParts, 0)
+			return m
+		}
+	}
 	st, err := stages.Count(ctx, cfg)
 	p.Done()
+	m.Done()
 	if st.InvalidUTF8 > 0 && cfg.Tokens == "" {
 		r.Stage("count").Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
 	}

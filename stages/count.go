@@ -74,6 +74,10 @@ type CountConfig struct {
 	TempDir string `json:"-" yaml:"-"`
 	// Progress, if set, follows the reading of the corpus.
 	Progress ReadProgress `json:"-" yaml:"-"`
+	// Merge, if set, is called when the reading ends and the merge that
+	// writes the rows begins; what it returns, if not nil, follows the
+	// merge in parts of about equal work (counts.Progress).
+	Merge func() counts.Progress `json:"-" yaml:"-"`
 }
 
 // DefaultMemory is the count stage's default memory budget.
@@ -361,6 +365,11 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 			return stats, err
 		}
 		emit = merge.AddColumns
+	}
+	if cfg.Merge != nil {
+		if p := cfg.Merge(); p != nil {
+			counter.SetProgress(p)
+		}
 	}
 	cs, err := counter.Finish(ctx, emit)
 	if err != nil {
