@@ -128,7 +128,7 @@ func New(cfg Config, vocabCounts []int64) (*Counter, error) {
 	}
 	if cfg.Negatives > 0 {
 		if cfg.NegMode == Expected && v > MaxExpectedVocab && !cfg.ForceExpected {
-			return nil, fmt.Errorf("counts: expected negatives write V*V rows: %d x %d = %d; use sampled negatives or set ForceExpected",
+			return nil, fmt.Errorf("counts: expected negatives write V*V rows: %d x %d = %d; use sampled negatives, or force them (--force; force_expected in a configuration file)",
 				v, v, int64(v)*int64(v))
 		}
 		var ok bool

@@ -268,7 +268,7 @@ func TestExpectedNegatives(t *testing.T) {
 		counts[i] = 1
 	}
 	_, err := New(Config{Negatives: 1, NegMode: Expected}, counts)
-	if err == nil || !strings.Contains(err.Error(), "expected negatives write V*V rows") || !strings.Contains(err.Error(), "ForceExpected") {
+	if err == nil || !strings.Contains(err.Error(), "expected negatives write V*V rows") || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("V = %d with expected negatives: error %v", len(counts), err)
 	}
 	c, err := New(Config{Negatives: 1, NegMode: Expected, ForceExpected: true}, counts)
