@@ -110,7 +110,7 @@ func TestRunReadProgress(t *testing.T) {
 
 // TestRunMovieLensProgress checks the movielens stage's report: the file
 // is read more than once, and the bytes reach the announced total, a
-// whole number of passes.
+// whole number of passes; then the merge reaches its last part.
 func TestRunMovieLensProgress(t *testing.T) {
 	dir := t.TempDir()
 	ratings := filepath.Join(dir, "ratings.csv")
@@ -131,12 +131,16 @@ func TestRunMovieLensProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := int64(b.Len())
-	rec, ok := lastProgress(t, log.Bytes())["movielens"]
+	last := lastProgress(t, log.Bytes())
+	rec, ok := last["movielens "+UnitBytes]
 	if !ok {
 		t.Fatalf("no movielens progress record in\n%s", log.String())
 	}
 	if p := rec.Progress; p.Unit != UnitBytes || p.Done != p.Total || p.Done%size != 0 || p.Done/size < 2 {
 		t.Errorf("last progress %+v; want the total reached, a whole number (2 or 3) of passes over %d bytes", *p, size)
+	}
+	if rec, ok := last["movielens "+MergeParts]; !ok || rec.Progress.Total < 1 || rec.Progress.Done != rec.Progress.Total {
+		t.Errorf("merge: last progress %+v (%v); want every part done", rec.Progress, ok)
 	}
 }
 

@@ -36,17 +36,8 @@ func Tokenize(ctx context.Context, r *Reporter, cfg stages.TokenizeConfig) (stag
 func Count(ctx context.Context, r *Reporter, cfg stages.CountConfig) (stages.CountStats, error) {
 	p := r.Progress("count", UnitBytes, 0)
 	cfg.Progress = readCounter(p)
-	// The merge's report takes over from the reading's: without it the
-	// bar would stand at 100 % for the merge, a third of count's time or
-	// more.
 	var m *Progress
-	if r != nil {
-		cfg.Merge = func() counts.Progress {
-			p.Done()
-			m = r.Progress("count", MergeParts, 0)
-			return m
-		}
-	}
+	cfg.Merge = mergeReport(r, "count", p, &m)
 	st, err := stages.Count(ctx, cfg)
 	p.Done()
 	m.Done()
@@ -63,11 +54,31 @@ func Count(ctx context.Context, r *Reporter, cfg stages.CountConfig) (stages.Cou
 	return st, err
 }
 
-// MovieLens runs stages.MovieLens, reporting the bytes it reads.
+// mergeReport returns the hook by which a counting stage ends the report of
+// its reading, p, and starts that of the merge that writes its rows, which
+// it stores in *m for the caller to end: without it the bar would stand at
+// 100 % for the merge, a third of count's time or more. It returns nil for
+// a nil Reporter.
+func mergeReport(r *Reporter, stage string, p *Progress, m **Progress) func() counts.Progress {
+	if r == nil {
+		return nil
+	}
+	return func() counts.Progress {
+		p.Done()
+		*m = r.Progress(stage, MergeParts, 0)
+		return *m
+	}
+}
+
+// MovieLens runs stages.MovieLens, reporting the bytes it reads, then its
+// merge.
 func MovieLens(ctx context.Context, r *Reporter, cfg stages.MovieLensConfig) (stages.MovieLensStats, error) {
 	p := r.Progress("movielens", UnitBytes, 0)
 	cfg.Progress = readCounter(p)
+	var m *Progress
+	cfg.Merge = mergeReport(r, "movielens", p, &m)
 	st, err := stages.MovieLens(ctx, cfg)
+	m.Done()
 	p.Done()
 	if st.SkippedLines+st.SkippedTitleLines > 0 {
 		r.Stage("movielens").Warn(fmt.Sprintf("skipped %d malformed rating lines and %d title lines; the first: %v",

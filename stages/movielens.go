@@ -68,6 +68,9 @@ type MovieLensConfig struct {
 	// Progress, if set, follows the reading of the ratings file over all
 	// its passes (two or three).
 	Progress ReadProgress `json:"-" yaml:"-"`
+	// Merge, if set, is called when the reading ends and the merge that
+	// writes the counts begins, as CountConfig.Merge.
+	Merge func() counts.Progress `json:"-" yaml:"-"`
 }
 
 // WithDefaults fills unset fields.
@@ -258,6 +261,11 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 		return stats, err
 	}
 	defer out.Abort()
+	if cfg.Merge != nil {
+		if p := cfg.Merge(); p != nil {
+			counter.SetProgress(p)
+		}
+	}
 	cs, err := counter.Finish(ctx, out.TakeColumns)
 	if err != nil {
 		return stats, err
