@@ -32,9 +32,9 @@ type Progress interface {
 	Add(parts int64)
 }
 
-// SetProgress has Finish report the merge's progress to p. The parts are
-// emitted after the last spill and any merging of spilled runs, which
-// report nothing.
+// SetProgress has Finish report the merge's progress to p (nil: no
+// report). The parts are emitted after the last spill and any merging of
+// spilled runs, which report nothing.
 func (c *Counter) SetProgress(p Progress) { c.progress = p }
 
 // Finish merges the counts of every accumulator, draws the negatives and

@@ -75,8 +75,8 @@ type CountConfig struct {
 	// Progress, if set, follows the reading of the corpus.
 	Progress ReadProgress `json:"-" yaml:"-"`
 	// Merge, if set, is called when the reading ends and the merge that
-	// writes the rows begins; what it returns, if not nil, follows the
-	// merge in parts of about equal work (counts.Progress).
+	// writes the rows begins; what it returns follows the merge in parts
+	// of about equal work (counts.Counter.SetProgress; nil: no report).
 	Merge func() counts.Progress `json:"-" yaml:"-"`
 }
 
@@ -367,9 +367,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		emit = merge.AddColumns
 	}
 	if cfg.Merge != nil {
-		if p := cfg.Merge(); p != nil {
-			counter.SetProgress(p)
-		}
+		counter.SetProgress(cfg.Merge())
 	}
 	cs, err := counter.Finish(ctx, emit)
 	if err != nil {

@@ -262,9 +262,7 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 	}
 	defer out.Abort()
 	if cfg.Merge != nil {
-		if p := cfg.Merge(); p != nil {
-			counter.SetProgress(p)
-		}
+		counter.SetProgress(cfg.Merge())
 	}
 	cs, err := counter.Finish(ctx, out.TakeColumns)
 	if err != nil {
