@@ -44,6 +44,11 @@ type Config struct {
 	// for report.html in the output directory, or a path, relative to the
 	// output directory unless absolute.
 	Report ReportPath `yaml:"report"`
+
+	// seeded names the stages whose section of the file sets a seed, 0
+	// included; a stage without one takes Seed. (A Config made in code
+	// has none: its stage seeds of 0 read as unset.)
+	seeded map[string]bool
 }
 
 // ReportPath is the report setting: empty (no report) or where to write it.
@@ -143,8 +148,20 @@ func Load(path string) (Config, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := checkZeros(data); err != nil {
+	settings, err := stageSettings(data)
+	if err == nil {
+		err = checkZeros(settings)
+	}
+	if err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, st := range settings {
+		if st.key == "seed" {
+			if cfg.seeded == nil {
+				cfg.seeded = make(map[string]bool)
+			}
+			cfg.seeded[st.stage] = true
+		}
 	}
 	base := filepath.Dir(path)
 	rel := func(p string) string {
@@ -171,23 +188,37 @@ func Load(path string) (Config, error) {
 	return cfg, nil
 }
 
-// checkZeros refuses the settings of stages.ZeroIsUnset given as 0 in a
-// configuration that decoded: the stage would take them for unset and run
-// with the default.
-func checkZeros(data []byte) error {
+// setting is one key: value of a stage's section of a configuration file.
+type setting struct {
+	stage, key string
+	val        *yaml.Node
+}
+
+// stageSettings lists the settings of every section of a configuration
+// file that decoded.
+func stageSettings(data []byte) ([]setting, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
-		return err
+		return nil, err
 	}
+	var out []setting
 	top := doc.Content[0]
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		stage, section := top.Content[i].Value, top.Content[i+1]
 		for j := 0; j+1 < len(section.Content); j += 2 {
-			key, val := section.Content[j].Value, section.Content[j+1]
-			if v, err := strconv.ParseFloat(val.Value, 64); err == nil && v == 0 && slices.Contains(stages.ZeroIsUnset[stage], key) {
-				return fmt.Errorf("line %d: %s: %s 0: pwe reads 0 as not set and would use the default; give the value you mean",
-					val.Line, stage, key)
-			}
+			out = append(out, setting{stage, section.Content[j].Value, section.Content[j+1]})
+		}
+	}
+	return out, nil
+}
+
+// checkZeros refuses the settings of stages.ZeroIsUnset given as 0: the
+// stage would take them for unset and run with the default.
+func checkZeros(settings []setting) error {
+	for _, st := range settings {
+		if v, err := strconv.ParseFloat(st.val.Value, 64); err == nil && v == 0 && slices.Contains(stages.ZeroIsUnset[st.stage], st.key) {
+			return fmt.Errorf("line %d: %s: %s 0: pwe reads 0 as not set and would use the default; give the value you mean",
+				st.val.Line, st.stage, st.key)
 		}
 	}
 	return nil

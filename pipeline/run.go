@@ -186,7 +186,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 	if c.MovieLens != nil {
 		ml := *c.MovieLens
 		ml.Output, ml.Threads, ml.Memory, ml.TempDir = c.staging("movielens"), c.Threads, int64(c.Memory), c.TempDir
-		ml.Seed = seedOr(ml.Seed, c.Seed)
+		ml.Seed = c.stageSeed("movielens", ml.Seed)
 		ins := []string{ml.Ratings}
 		if ml.Movies != "" {
 			ins = append(ins, ml.Movies)
@@ -212,7 +212,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		ct := c.Count
 		ct.Input, ct.Tokens, ct.Vocab, ct.Output = stages.TextInput{}, tokens, vocab, filepath.Join(c.staging("count"), CountsFile)
 		ct.Threads, ct.Memory, ct.TempDir = c.Threads, int64(c.Memory), c.TempDir
-		ct.Seed = seedOr(ct.Seed, c.Seed)
+		ct.Seed = c.stageSeed("count", ct.Seed)
 		plan = append(plan, stage{
 			name: "count", settings: ct, seed: ct.Seed, inputs: []string{tokens, vocab}, outputs: []string{counts},
 			run: func(ctx context.Context) (any, error) { return Count(ctx, opt.Reporter, ct) },
@@ -224,7 +224,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 	ft := c.Fit
 	ft.Counts, ft.Vocab, ft.Output = counts, vocab, c.staging("fit")
 	ft.Threads, ft.Memory, ft.TempDir = c.Threads, int64(c.Memory), c.TempDir
-	ft.Seed = seedOr(ft.Seed, c.Seed)
+	ft.Seed = c.stageSeed("fit", ft.Seed)
 	ft = ft.WithDefaults()
 	fitDir := filepath.Join(c.Output, FitDir)
 	plan = append(plan, stage{
@@ -279,11 +279,14 @@ func (c Config) plan(opt Options) ([]stage, error) {
 	return plan, nil
 }
 
-func seedOr(s, fallback uint64) uint64 {
-	if s != 0 {
+// stageSeed is the seed of the named stage, whose section gives s: s if
+// the configuration file sets it (0 included) or it is not 0, else the
+// run's seed.
+func (c Config) stageSeed(stage string, s uint64) uint64 {
+	if s != 0 || c.seeded[stage] {
 		return s
 	}
-	return fallback
+	return c.Seed
 }
 
 // fingerprints hashes every path; the embedded corpus is hashed through

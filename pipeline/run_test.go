@@ -146,6 +146,33 @@ func TestLoadRejects(t *testing.T) {
 	}
 }
 
+// TestStageSeeds checks that a stage's seed in the file is its seed, 0
+// included, and that a stage without one takes the run's.
+func TestStageSeeds(t *testing.T) {
+	cases := []struct {
+		name, sections     string
+		wantCount, wantFit uint64
+	}{
+		{"none set", "", 3, 3},
+		{"zero and seven", "count: {seed: 0}\nfit: {seed: 7}\n", 0, 7},
+		{"fit zero", "fit:\n  dim: 2\n  seed: 0\n", 3, 0},
+	}
+	for _, c := range cases {
+		cfg := loadConfig(t, t.TempDir(), "output: out\nseed: 3\ninput: {paths: [../testdata/austen-200.txt]}\n"+c.sections)
+		plan, err := cfg.plan(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds := map[string]uint64{}
+		for _, st := range plan {
+			seeds[st.name] = st.seed
+		}
+		if seeds["count"] != c.wantCount || seeds["fit"] != c.wantFit {
+			t.Errorf("%s: count seed %d, fit seed %d; want %d and %d", c.name, seeds["count"], seeds["fit"], c.wantCount, c.wantFit)
+		}
+	}
+}
+
 func TestParseBytes(t *testing.T) {
 	for s, want := range map[string]Bytes{"256MiB": 256 << 20, "1GiB": 1 << 30, "500MB": 500e6, "1048576": 1 << 20, "1.5G": 3 << 29, "64k": 64 << 10} {
 		got, err := ParseBytes(s)
