@@ -1,0 +1,109 @@
+#!/bin/sh
+# The benchmark of issue 2: pwe tokenize + pwe count on bench-raw against
+# GloVe's cooccur, in alternating rounds on the same host (BENCHMARKS.md,
+# "pwe tokenize + pwe count on bench-raw").
+#
+# usage:
+#   testdata/bench/issue2.sh rounds R PWE...       one thread; each round runs
+#       cooccur, then for each pwe binary tokenize, count at 256MiB and count
+#       at 1GiB
+#   testdata/bench/issue2.sh threads R MEM PWE...  each round runs, for each
+#       binary, tokenize and count (at MEM) on 1 thread and then on 2
+#   testdata/bench/issue2.sh cooccur R             cooccur alone
+#
+# Every run prints one line: round, binary (by base name, so binaries
+# compared must have different names), stage, user s, system s, wall s,
+# peak RSS kB. Summarise with
+#   testdata/bench/issue2.sh rounds 8 ./pwe | go run ./testdata/bench/issue2sum
+#
+# Environment:
+#   WORK         scratch directory (default /tmp/pwe-issue2); the corpus is
+#                decompressed into it once, and the runs write there
+#   CORPUS       the zstd text (default ../shared/data/bench-raw.txt.zst)
+#   COOCCUR      GloVe's cooccur, built outside the repository (sessions 6
+#                and 20: stanfordnlp/GloVe with its makefile's flags)
+#   GLOVE_VOCAB  vocab_count -max-vocab 65536 < bench.txt > vocab.txt
+# Both stages of pwe and cooccur read the same decompressed text, in the
+# page cache after the first round. Binaries alternate within each round,
+# so that a comparison between them sees the same state of a shared host.
+set -e
+usage() {
+	echo "usage: $0 rounds R PWE... | threads R MEM PWE... | cooccur R" >&2
+	exit 2
+}
+[ $# -ge 2 ] || usage
+mode=$1
+rounds=$2
+shift 2
+case $mode in
+rounds) [ $# -ge 1 ] || usage ;;
+threads) [ $# -ge 2 ] || usage ;;
+cooccur) ;;
+*) usage ;;
+esac
+here=$(cd "$(dirname "$0")/../.." && pwd)
+work=${WORK:-/tmp/pwe-issue2}
+corpus=${CORPUS:-$here/../shared/data/bench-raw.txt.zst}
+mkdir -p "$work"
+if [ ! -s "$work/bench.txt" ]; then
+	zstd -dc "$corpus" > "$work/bench.txt.tmp"
+	mv "$work/bench.txt.tmp" "$work/bench.txt"
+fi
+
+mem=
+if [ "$mode" = threads ]; then
+	mem=$1
+	shift
+fi
+# The binaries, by absolute path, and their names in the output.
+bins=
+for b in "$@"; do
+	bins="$bins $(cd "$(dirname "$b")" && pwd)/$(basename "$b")"
+done
+cd "$work"
+
+# timed ROUND NAME STAGE COMMAND...: runs the command, its output discarded,
+# and prints its line.
+timed() {
+	r=$1 name=$2 stage=$3
+	shift 3
+	/usr/bin/time -o time.txt -f "%U %S %e %M" "$@" > /dev/null 2> stderr.txt || {
+		cat stderr.txt >&2
+		exit 1
+	}
+	echo "$r $name $stage $(cat time.txt)"
+}
+
+cooccur() {
+	: "${COOCCUR:?set COOCCUR to GloVe's cooccur}" "${GLOVE_VOCAB:?set GLOVE_VOCAB to vocab_count's output}"
+	/usr/bin/time -o time.txt -f "%U %S %e %M" "$COOCCUR" -window-size 5 -symmetric 1 -memory 4.0 \
+		-vocab-file "$GLOVE_VOCAB" < bench.txt > cooc.bin 2> stderr.txt
+	echo "$1 cooc cooc $(cat time.txt)"
+}
+
+for r in $(seq "$rounds"); do
+	case $mode in
+	cooccur)
+		cooccur "$r"
+		;;
+	rounds)
+		cooccur "$r"
+		for b in $bins; do
+			n=$(basename "$b")
+			timed "$r" "$n" tok "$b" --quiet tokenize bench.txt --max-vocab 65536 --threads 1 -o "v_$n.parquet" --tokens "t_$n.bin"
+			for m in 256MiB 1GiB; do
+				timed "$r" "$n" "c$m" "$b" --quiet count --tokens "t_$n.bin" --vocab "v_$n.parquet" --memory $m --threads 1 -o "c_$n.parquet"
+			done
+		done
+		;;
+	threads)
+		for b in $bins; do
+			n=$(basename "$b")
+			for t in 1 2; do
+				timed "$r" "$n" "tok$t" "$b" --quiet tokenize bench.txt --max-vocab 65536 --threads $t -o "v_$n.parquet" --tokens "t_$n.bin"
+				timed "$r" "$n" "cnt$t" "$b" --quiet count --tokens "t_$n.bin" --vocab "v_$n.parquet" --memory "$mem" --threads $t -o "c_$n.parquet"
+			done
+		done
+		;;
+	esac
+done
