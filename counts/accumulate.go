@@ -3,28 +3,21 @@ package counts
 import (
 	"errors"
 	"fmt"
-
-	"github.com/pwe-project/pwe/internal/pages"
 )
 
 // Accumulator counts the positive pairs of the documents one goroutine
-// adds. Pairs of ids both below F go to a dense triangular table of uint32
-// (half the cache footprint of uint64; a count that would overflow is
-// buffered like any other pair instead); the rest
-// are buffered as packed keys and, when the buffer is full, sorted,
-// aggregated and spilled as a run. Each unordered co-occurrence is counted
-// once under its canonical key (min id, max id).
+// adds. Pairs of ids both below F go to a dense triangular table (see
+// dense.go); the rest are buffered as packed keys and, when the buffer is
+// full, sorted, aggregated and spilled as a run. Each unordered
+// co-occurrence is counted once under its canonical key (min id, max id).
 type Accumulator struct {
 	c     *Counter
 	f     int32
-	dense []uint32 // dense[hi*(hi+1)/2 + lo] for lo <= hi < F
-	wt32  []uint32 // the window weights, which are below 2^28
-	// overflowed is set when a dense count was buffered instead.
-	overflowed bool
-	tri        []int    // hi*(hi+1)/2
-	buf        []uint64 // packed keys hi<<(idBits+dBits) | lo<<dBits | d
-	// denseKeys holds the keys of pairs for the dense table until
-	// flushDense adds them.
+	dense denseAdder
+	ix    denseIndex
+	buf   []uint64 // packed keys hi<<(idBits+dBits) | lo<<dBits | d
+	// denseKeys holds the keys of pairs for the dense table until it
+	// adds them.
 	denseKeys []uint64
 	tmp       []uint64
 	perm      []uint32
@@ -45,19 +38,21 @@ func newAccumulator(c *Counter) *Accumulator {
 	a := &Accumulator{
 		c:     c,
 		f:     int32(f),
-		dense: make([]uint32, f*(f+1)/2),
-		wt32:  make([]uint32, len(c.weights)),
-		tri:   make([]int, f),
-		buf:   make([]uint64, min(c.bufPairs, 1<<16)),
+		dense: newDenseAdder(f, c.denseBytes),
+		ix: denseIndex{
+			tri: make([]int, f), wt: make([]uint32, len(c.weights)),
+			hiShift: c.idBits + c.dBits, dBits: c.dBits,
+			idMask: uint64(1)<<c.idBits - 1, dMask: uint64(1)<<c.dBits - 1,
+		},
+		buf: make([]uint64, min(c.bufPairs, 1<<16)),
 		// The dense keys of a window must fit after the room check.
 		denseKeys: make([]uint64, 0, denseChunk+c.cfg.Window),
 	}
-	pages.Touch(a.dense)
 	for d, x := range c.weights {
-		a.wt32[d] = uint32(x)
+		a.ix.wt[d] = uint32(x)
 	}
-	for hi := range a.tri {
-		a.tri[hi] = hi * (hi + 1) / 2
+	for hi := range a.ix.tri {
+		a.ix.tri[hi] = hi * (hi + 1) / 2
 	}
 	return a
 }
@@ -126,7 +121,7 @@ func (a *Accumulator) badID(doc int64, p int, id int32) error {
 }
 
 // count is the hot loop. A pair of ids both below F is counted in the
-// dense table in a second pass, over a short list of keys (flushDense): its
+// dense table in a second pass, over a short list of keys (denseTable.add): its
 // increments, to random places in a table larger than the L2 cache, then
 // have nothing else between them and wait on memory together rather than
 // one at a time.
@@ -146,11 +141,8 @@ func (a *Accumulator) count(seq []int32) error {
 			continue
 		}
 		if nd+w > len(dk) {
-			a.n = n
-			if err := a.flushDense(dk[:nd]); err != nil {
-				return err
-			}
-			buf, n, nd = a.buf, a.n, 0
+			a.dense.add(dk[:nd], &a.ix)
+			nd = 0
 		}
 		if n+w > len(buf) {
 			a.n = n
@@ -189,33 +181,6 @@ func (a *Accumulator) count(seq []int32) error {
 // denseChunk is the number of dense-table keys count gathers before it
 // adds them to the table.
 const denseChunk = 2048
-
-// flushDense adds the pairs of keys to the dense table. A count that would
-// overflow stays as it is, and its pair goes to the buffer instead.
-func (a *Accumulator) flushDense(keys []uint64) error {
-	c := a.c
-	dense, tri, wt := a.dense, a.tri, a.wt32
-	hiShift := c.idBits + c.dBits
-	dBits := c.dBits
-	idMask := uint64(1)<<c.idBits - 1
-	dMask := uint64(1)<<dBits - 1
-	for _, k := range keys {
-		i := tri[k>>hiShift] + int(k>>dBits&idMask)
-		if x := dense[i] + wt[k&dMask]; x >= dense[i] {
-			dense[i] = x
-			continue
-		}
-		a.overflowed = true
-		if a.n == len(a.buf) {
-			if err := a.makeRoom(1); err != nil {
-				return err
-			}
-		}
-		a.buf[a.n] = k
-		a.n++
-	}
-	return nil
-}
 
 // makeRoom makes room for k more keys in the buffer: it grows the buffer
 // while it is below its full size, and spills it after that.

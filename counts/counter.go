@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -43,22 +44,24 @@ type Stats struct {
 // Counter aggregates positive pairs from many accumulators and, in Finish,
 // merges them, draws the negatives and emits the rows in order.
 type Counter struct {
-	cfg      Config
-	v        int
-	weights  []uint64 // integer weight per distance 1..W; weights[0] is the scale
-	scale    uint64
-	idBits   uint
-	dBits    uint
-	keepThr  []uint64 // subsampling: keep a token when its hash < keepThr[id]; nil = off
-	neg      *negTable
-	parts    []int32 // target partitions: [parts[p], parts[p+1])
-	dense    int     // F
-	bufPairs int     // pair buffer entries per accumulator
-	readBuf  int     // bytes per merge cursor
-	fanIn    int     // sections one merge reads at once
-	ahead    int     // row batches the merge may hold for partitions not yet emitted
-	batchCap int     // rows per batch
-	progress Progress
+	cfg     Config
+	v       int
+	weights []uint64 // integer weight per distance 1..W; weights[0] is the scale
+	scale   uint64
+	idBits  uint
+	dBits   uint
+	keepThr []uint64 // subsampling: keep a token when its hash < keepThr[id]; nil = off
+	neg     *negTable
+	parts   []int32 // target partitions: [parts[p], parts[p+1])
+	dense   int     // F
+	// denseBytes is the size of a dense table's count: 2 or 4.
+	denseBytes int
+	bufPairs   int // pair buffer entries per accumulator
+	readBuf    int // bytes per merge cursor
+	fanIn      int // sections one merge reads at once
+	ahead      int // row batches the merge may hold for partitions not yet emitted
+	batchCap   int // rows per batch
+	progress   Progress
 
 	mu      sync.Mutex
 	dir     string
@@ -74,12 +77,12 @@ type Counter struct {
 // sampling, subsampling, partition map: about 48 bytes per token) come off
 // the top. Of the rest, 3/4 is shared equally by the accumulators, each
 // spending at most a quarter of its share on the dense table (and all of
-// them 8 MiB at most) and the rest on the pair buffer (8 bytes per pair, 8
-// of radix scratch, 4 for the transposition index); the remaining 1/4
-// serves the merge workers (about 17 bytes per token each for tallies,
-// plus the cursors' read buffers). Accumulator buffers are released before
-// the merge starts, which then sums the dense tables into one of uint64 (at
-// most 2/3 of one accumulator's share).
+// them 4 or 8 MiB at most, by the size of their counts) and the rest on the
+// pair buffer (8 bytes per pair, 8 of radix scratch, 4 for the
+// transposition index); the remaining 1/4 serves the merge workers (about
+// 17 bytes per token each for tallies, plus the cursors' read buffers).
+// Accumulator buffers are released before the merge starts, which reads
+// the dense tables as they are.
 const (
 	tableBytesPerToken  = 48
 	mergeBytesPerToken  = 17
@@ -123,6 +126,7 @@ func New(cfg Config, vocabCounts []int64) (*Counter, error) {
 	if cfg.Weighting != Uniform {
 		c.dBits = uint(bits.Len(uint(cfg.Window)))
 	}
+	c.denseBytes = denseBytes(slices.Max(c.weights[1:]))
 	if 2*c.idBits+c.dBits > 64 {
 		return nil, fmt.Errorf("counts: a vocabulary of %d tokens with a weighted window of %d does not fit 64-bit pair keys", v, cfg.Window)
 	}
@@ -204,16 +208,17 @@ func (c *Counter) layout() error {
 	if share <= 0 || mergeShare < 8*minReadBuf {
 		return fmt.Errorf("counts: memory budget of %d bytes is too small for a vocabulary of %d tokens and %d workers", m, v, w)
 	}
-	f := int64(math.Sqrt(float64(share) / 4 / 2))
-	for f > 0 && f*(f+1)/2*4 > share/4 {
+	size := int64(c.denseBytes)
+	f := int64(math.Sqrt(float64(share) / float64(size) / 2))
+	for f > 0 && f*(f+1)/2*size > share/4 {
 		f--
 	}
-	// The workers' dense tables together take at most 8 MiB (maxDense for
-	// one worker, maxDense/√2 each for two): on two threads, two tables of
-	// maxDense crowded each other out of the shared cache, and counting
-	// took 3 % more CPU and wall time.
+	// The workers' dense tables together hold at most maxDense^2/2
+	// entries (maxDense ids for one worker, maxDense/√2 each for two): on
+	// two threads, two tables of maxDense crowded each other out of the
+	// shared cache, and counting took 3 % more CPU and wall time.
 	c.dense = int(min(f, int64(maxDense/math.Sqrt(float64(w))), v))
-	rest := share - int64(c.dense*(c.dense+1)/2*4) - 4*(v+1) - 4*int64(radixHistLen(2*c.idBits+c.dBits))
+	rest := share - int64(c.dense*(c.dense+1)/2)*size - 4*(v+1) - 4*int64(radixHistLen(2*c.idBits+c.dBits))
 	c.bufPairs = int(rest / bytesPerPair)
 	if c.bufPairs < minBufPairs {
 		return fmt.Errorf("counts: memory budget of %d bytes leaves room for only %d buffered pairs per worker (vocabulary %d, %d workers)",

@@ -313,6 +313,46 @@ func TestDenseOverflow(t *testing.T) {
 	}
 }
 
+// TestDenseWraps: with small window weights the dense counts are uint16,
+// and the counts of frequent pairs go past 65535. A thousand runs of 30
+// copies of token 2 wrap its diagonal entry twice; 65 536 documents "0 1"
+// leave the entry of (0, 1) at exactly 0 in a single table, so the merge
+// must insert it from its wraps alone.
+func TestDenseWraps(t *testing.T) {
+	var docs [][]int32
+	for range 1 << 16 {
+		docs = append(docs, []int32{0, 1})
+	}
+	for range 10 {
+		docs = append(docs, []int32{0, 3})
+	}
+	for range 1000 {
+		run := make([]int32, 30)
+		for i := range run {
+			run[i] = 2
+		}
+		docs = append(docs, run)
+	}
+	counts := []int64{1<<16 + 10, 1 << 16, 30000, 10}
+	for _, wt := range []Weighting{Uniform, Linear} {
+		cfg := Config{Window: 5, Weighting: wt, TempDir: t.TempDir()}
+		c, err := New(cfg, counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.denseBytes != 2 || c.dense < 3 {
+			t.Fatalf("%v: dense counts of %d bytes for %d ids; the test needs uint16 counts for ids 0-2", wt, c.denseBytes, c.dense)
+		}
+		c.Close()
+		ref, _ := refCounts(docs, 5, wt)
+		for _, workers := range []int{1, 2} {
+			cfg.Workers = workers
+			rows, _ := runCounter(t, cfg, counts, docs, 5, nil)
+			checkAgainstRef(t, fmt.Sprintf("%v, %d workers", wt, workers), rows, ref)
+		}
+	}
+}
+
 // TestSubsampleRate: the number of discarded tokens matches word2vec's
 // keep probabilities within the binomial error.
 func TestSubsampleRate(t *testing.T) {

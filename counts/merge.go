@@ -70,7 +70,8 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			return a.flushDense(a.denseKeys)
+			a.dense.add(a.denseKeys, &a.ix)
+			return nil
 		})
 	}
 	err := g.Wait()
@@ -91,16 +92,10 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 	runtime.GC()
 
 	// The merge sums the accumulators' dense tables entry by entry as it
-	// reads them (denseRow), in parallel, rather than into a table of
+	// reads them (denseRows.row), in parallel, rather than into a table of
 	// uint64 first, serially, which had taken 5-10 ms.
-	var dense [][]uint32
-	overflowed := false
-	if len(accs) > 0 && c.dense > 0 {
-		for _, a := range accs {
-			dense = append(dense, a.dense)
-			a.dense = nil
-			overflowed = overflowed || a.overflowed
-		}
+	dense := collectDense(accs, c.dense)
+	if dense != nil {
 		st.DenseSize = c.dense
 	}
 
@@ -110,9 +105,6 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 	}
 	if err := c.reduceRuns(ctx, mergers[0]); err != nil {
 		return st, err
-	}
-	for _, m := range mergers {
-		m.denseOverflowed = overflowed
 	}
 	if err := c.mergeAll(ctx, mergers, dense, emit); err != nil {
 		return st, err
@@ -206,7 +198,7 @@ func (c *Counter) spillLast(ctx context.Context, accs []*Accumulator) error {
 // instead one of hotBatches tokens of their own, so the merge cannot stall
 // waiting for a look-ahead token, and their worker stays a few batches
 // ahead of the emitter, which then reads them from the cache.
-func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense [][]uint32, emit func(*formats.CountColumns) error) error {
+func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRows, emit func(*formats.CountColumns) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nParts := len(c.parts) - 1
@@ -425,9 +417,6 @@ type merger struct {
 	ncs     []int32
 	nns     []uint64
 
-	// denseOverflowed says runs may hold pairs of the dense range too.
-	denseOverflowed bool
-
 	ctx         context.Context
 	out         chan rowBatch
 	free        chan *formats.CountColumns
@@ -453,7 +442,7 @@ func newMerger(c *Counter) *merger {
 // partition merges the sections of partition p, adds the dense table's
 // rows if dense is not nil, and calls sink for every non-empty target row
 // in increasing order, with contexts increasing and canonical counts.
-func (m *merger) partition(p int, secs []section, dense [][]uint32, sink func(t int32, cs []int32, vs []uint64) error) error {
+func (m *merger) partition(p int, secs []section, dense denseRows, sink func(t int32, cs []int32, vs []uint64) error) error {
 	c := m.c
 	for len(m.cursors) < len(secs) {
 		m.cursors = append(m.cursors, cursor{})
@@ -467,7 +456,7 @@ func (m *merger) partition(p int, secs []section, dense [][]uint32, sink func(t 
 	}
 	f := int32(0)
 	if dense != nil {
-		f = int32(c.dense)
+		f = dense.size()
 	}
 	t1 := c.parts[p+1]
 	t := c.parts[p]
@@ -487,7 +476,10 @@ func (m *merger) partition(p int, secs []section, dense [][]uint32, sink func(t 
 		t = next
 		cs, vs := m.cs[:0], m.vs[:0]
 		if t < f {
-			cs, vs = denseRow(dense, t, f, cs, vs)
+			var err error
+			if cs, vs, err = dense.row(t, cs, vs); err != nil {
+				return err
+			}
 		}
 		// k groups hold target t; below and above count those of spill
 		// sections, whose contexts lie at or below t and above it.
@@ -502,17 +494,6 @@ func (m *merger) partition(p int, secs []section, dense [][]uint32, sink func(t 
 		}
 		var err error
 		switch {
-		case k >= 1 && t < f && m.denseOverflowed:
-			tc, tv := append(m.tc[:0], cs...), append(m.tv[:0], vs...)
-			for i := range cur {
-				if !cur[i].done && cur[i].t == t {
-					if tc, tv, err = cur[i].appendGroup(tc, tv); err != nil {
-						break
-					}
-				}
-			}
-			m.tc, m.tv = tc, tv
-			cs, vs = m.combine(tc, tv, cs[:0], vs[:0])
 		case k == 1:
 			cs, vs, err = cur[which].appendGroup(cs, vs)
 		case below+above == k:
@@ -618,36 +599,6 @@ func mergeSorted(ac []int32, av []uint64, bc []int32, bv []uint64, cs []int32, v
 	copy(vs[n:], bv[j:])
 	n += copy(cs[n:], bc[j:])
 	return cs[:n], vs[:n]
-}
-
-// denseRow appends the non-zero entries of row t of the dense triangle,
-// summed over the tables of dense.
-func denseRow(dense [][]uint32, t, f int32, cs []int32, vs []uint64) ([]int32, []uint64) {
-	base := int(t) * int(t+1) / 2
-	for c := range int(t) + 1 {
-		if v := denseSum(dense, base+c); v != 0 {
-			cs = append(cs, int32(c))
-			vs = append(vs, v)
-		}
-	}
-	idx := base + 2*int(t) + 1 // entry (t, t+1)
-	for c := t + 1; c < f; c++ {
-		if v := denseSum(dense, idx); v != 0 {
-			cs = append(cs, c)
-			vs = append(vs, v)
-		}
-		idx += int(c) + 1
-	}
-	return cs, vs
-}
-
-// denseSum returns the sum of entry i of the tables.
-func denseSum(dense [][]uint32, i int) uint64 {
-	v := uint64(dense[0][i])
-	for _, d := range dense[1:] {
-		v += uint64(d[i])
-	}
-	return v
 }
 
 // combine appends the entries (tc, tv), which come from several sorted
