@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/pwe-project/pwe/internal/pqfooter"
 )
 
 // ErrNoDraws is returned by OpenDraws for a draws file without rows.
@@ -71,28 +73,38 @@ type drawRow struct {
 
 // OpenDraws opens the draws file at path, checks its schema and reads its
 // first draw, which fixes the tokens and the dimension.
-func OpenDraws(path string) (*DrawsReader, error) {
+func OpenDraws(path string) (_ *DrawsReader, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	var r *DrawsReader
+	defer func() {
+		switch {
+		case err == nil:
+		case r != nil:
+			r.Close()
+		default:
+			f.Close()
+		}
+	}()
+	defer recoverDamaged(&err, path, -1)
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
 		return nil, err
+	}
+	if err := pqfooter.Check(f, st.Size()); err != nil {
+		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
 	}
 	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(1<<18))
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
 	}
-	r := &DrawsReader{path: path, f: f, pf: pf, meta: readMeta(pf), row: -1, groups: pf.RowGroups()}
+	r = &DrawsReader{path: path, f: f, pf: pf, meta: readMeta(pf), row: -1, groups: pf.RowGroups()}
 	if err := r.bindColumns(); err != nil {
-		f.Close()
 		return nil, err
 	}
 	if err := r.readFirst(); err != nil {
-		r.Close()
 		return nil, err
 	}
 	return r, nil
@@ -140,7 +152,8 @@ func (r *DrawsReader) bindColumns() error {
 
 // nextRow reads the next row into r.cur; it returns false at the end of
 // the file.
-func (r *DrawsReader) nextRow() (bool, error) {
+func (r *DrawsReader) nextRow() (ok bool, err error) {
+	defer recoverDamaged(&err, r.path, r.row+1)
 	if r.held {
 		r.held = false
 		return true, nil
@@ -160,7 +173,6 @@ func (r *DrawsReader) nextRow() (bool, error) {
 	r.row++
 	c := &r.cur
 	var x int32
-	var err error
 	if x, err = r.chainCol.int32(); err != nil {
 		return false, r.columnErr(r.chainCol, err)
 	}

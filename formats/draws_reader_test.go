@@ -70,7 +70,7 @@ func longRows(rows []DrawRow) []DrawLongRow {
 // writeSmallGroups writes rows as Create does, but with row groups of
 // groupRows rows and pages of about pageBytes, so that small files
 // exercise the reader's row group and page boundaries.
-func writeSmallGroups[T any](t *testing.T, path, schema string, rows []T, groupRows int64, pageBytes int) {
+func writeSmallGroups[T any](t testing.TB, path, schema string, rows []T, groupRows int64, pageBytes int) {
 	t.Helper()
 	kv, err := Meta{Schema: schema}.pairs()
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/pwe-project/pwe/internal/pqfooter"
 )
 
 // DumpOptions control Dump.
@@ -26,12 +28,13 @@ type DumpOptions struct {
 // key-value metadata (JSON values pretty-printed) and its first rows, one
 // line per row with lists in brackets. It serves `pwe inspect` and golden
 // tests.
-func Dump(w io.Writer, path string, opt DumpOptions) error {
+func Dump(w io.Writer, path string, opt DumpOptions) (err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	defer recoverDamaged(&err, path, -1)
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -39,6 +42,9 @@ func Dump(w io.Writer, path string, opt DumpOptions) error {
 	var magic [len(tokensMagic)]byte
 	if n, _ := f.ReadAt(magic[:], 0); n == len(magic) && string(magic[:]) == tokensMagic {
 		return dumpTokenStream(w, path, opt)
+	}
+	if err := pqfooter.Check(f, st.Size()); err != nil {
+		return fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
 	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {

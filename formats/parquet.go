@@ -11,6 +11,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/pwe-project/pwe/internal/atomicfile"
+	"github.com/pwe-project/pwe/internal/pqfooter"
 )
 
 // RowGroupRows bounds the rows per row group, and with it the memory a
@@ -25,6 +26,24 @@ var zstdFastest = zstd.Codec{Level: zstd.SpeedFastest}
 // ErrNotPwe is returned for a Parquet file whose pwe.schema is missing or
 // names another schema.
 var ErrNotPwe = errors.New("formats: not the expected pwe file")
+
+// ErrDamaged is returned for a Parquet file that parquet-go could not
+// decode without panicking.
+var ErrDamaged = errors.New("damaged Parquet file")
+
+// recoverDamaged, deferred around calls into parquet-go, turns a panic into
+// *err naming the file and, if row >= 0, the row. parquet-go
+// trusts a file's footer and page headers and indexes by them unchecked; a
+// flipped byte in a data page can make it index past a dictionary. For pwe
+// that is bad input to report, not a crash.
+func recoverDamaged(err *error, path string, row int64) {
+	if v := recover(); v != nil {
+		if row >= 0 {
+			path = fmt.Sprintf("%s: row %d", path, row)
+		}
+		*err = fmt.Errorf("%s: %w: %v", path, ErrDamaged, v)
+	}
+}
 
 // Writer writes rows of type T to a Parquet file under a temporary name; Close
 // renames it to its final name. Abort (safe to defer) discards it.
@@ -146,24 +165,30 @@ func Open[T any](path, schema string) (*Reader[T], error) {
 
 // openChecked opens the file as Open does, without the row reader, for a
 // caller that reads the columns itself.
-func openChecked[T any](path, schema string) (*Reader[T], error) {
+func openChecked[T any](path, schema string) (r *Reader[T], err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	defer recoverDamaged(&err, path, -1)
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
 		return nil, err
+	}
+	if err := pqfooter.Check(f, st.Size()); err != nil {
+		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
 	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
 	}
-	r := &Reader[T]{path: path, f: f, pf: pf, meta: readMeta(pf)}
+	r = &Reader[T]{path: path, f: f, pf: pf, meta: readMeta(pf)}
 	if r.meta.Schema != schema {
-		f.Close()
 		got := r.meta.Schema
 		if got == "" {
 			got = "none"
@@ -171,7 +196,6 @@ func openChecked[T any](path, schema string) (*Reader[T], error) {
 		return nil, fmt.Errorf("%s: %w: want pwe.schema %q, file has %s", path, ErrNotPwe, schema, got)
 	}
 	if err := checkColumns(pf.Schema(), parquet.SchemaOf(new(T))); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, nil
@@ -221,8 +245,9 @@ func (r *Reader[T]) Row() int64 { return r.row }
 
 // Read fills buf with the next rows and returns how many; it returns io.EOF
 // (with n = 0) at the end.
-func (r *Reader[T]) Read(buf []T) (int, error) {
-	n, err := r.r.Read(buf)
+func (r *Reader[T]) Read(buf []T) (n int, err error) {
+	defer recoverDamaged(&err, r.path, r.row)
+	n, err = r.r.Read(buf)
 	r.row += int64(n)
 	if err == io.EOF {
 		if n > 0 {

@@ -57,13 +57,14 @@ func CreateVocab(path string, meta Meta) (*Writer[VocabRow], error) {
 
 // ReadVocab reads vocab.parquet and checks that ids run 0..V-1 in order,
 // tokens are unique non-empty UTF-8 and counts are non-negative.
-func ReadVocab(path string) ([]VocabRow, Meta, error) {
+func ReadVocab(path string) (rows []VocabRow, meta Meta, err error) {
 	r, err := openChecked[VocabRow](path, SchemaVocab)
 	if err != nil {
 		return nil, Meta{}, err
 	}
 	defer r.Close()
-	rows, err := readVocabColumns(r.pf)
+	defer recoverDamaged(&err, path, -1)
+	rows, err = readVocabColumns(r.pf)
 	if err != nil {
 		return nil, r.meta, fmt.Errorf("%s: %w", path, err)
 	}
@@ -78,16 +79,23 @@ func ReadVocab(path string) ([]VocabRow, Meta, error) {
 // generic row reader rebuilds every row by reflection and allocates every
 // token on its own (BenchmarkReadVocab).
 func readVocabColumns(pf *parquet.File) ([]VocabRow, error) {
-	rows := make([]VocabRow, pf.NumRows())
+	// The rows grow with the first column's values rather than by the
+	// number of rows the footer claims, which a damaged file can make
+	// larger than memory.
+	n := pf.NumRows()
+	var rows []VocabRow
 	var text []byte
-	ends := make([]int, len(rows))
+	var ends []int
 	var external []int64
 	for _, name := range []string{"token_id", "token", "count", "external_id"} {
 		leaf, _ := pf.Schema().Lookup(name)
 		optional := name == "external_id"
 		err := columnValues(pf, leaf.ColumnIndex, func(at int, vs []parquet.Value) error {
-			if at+len(vs) > len(rows) {
+			if int64(at+len(vs)) > n {
 				return fmt.Errorf("column %q has more values than the file has rows", name)
+			}
+			if name == "token_id" {
+				rows = append(rows, make([]VocabRow, len(vs))...)
 			}
 			for i := 0; i < len(vs) && !optional; i++ {
 				if vs[i].IsNull() {
@@ -101,6 +109,9 @@ func readVocabColumns(pf *parquet.File) ([]VocabRow, error) {
 					part[i].TokenID = v.Int32()
 				}
 			case "token":
+				if ends == nil {
+					ends = make([]int, len(rows))
+				}
 				for i, v := range vs {
 					text = append(text, v.ByteArray()...)
 					ends[at+i] = len(text)

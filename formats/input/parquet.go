@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/pwe-project/pwe/internal/pqfooter"
 )
 
 // parquetSource yields the values of one string column, one page at a
@@ -59,6 +61,9 @@ func openParquet(path, column string, onRead func(int64)) (src *parquetSource, e
 	var at io.ReaderAt = f
 	if onRead != nil {
 		at = &countingReaderAt{r: f, size: info.Size(), onRead: onRead}
+	}
+	if err := pqfooter.Check(f, info.Size()); err != nil {
+		return nil, &ParseError{Path: path, Err: fmt.Errorf("%w: %v", ErrNotParquet, err)}
 	}
 	pf, err := parquet.OpenFile(at, info.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(1<<20))
 	if err != nil {

@@ -1,6 +1,7 @@
 package input
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -227,4 +228,36 @@ func TestParquetDamaged(t *testing.T) {
 		t.Error("no damage was detected at all")
 	}
 	t.Logf("%d damaged files reported", errs)
+}
+
+// FuzzParquetReader feeds arbitrary bytes to the Parquet reader as a file:
+// it must return documents or an error naming the file, in bounded time and
+// memory (a damaged trailer once cost gigabytes before the error).
+func FuzzParquetReader(f *testing.F) {
+	dir := f.TempDir()
+	path := filepath.Join(dir, "docs.parquet")
+	writeParquet(f, path, 40, parquet.MaxRowsPerRowGroup(16), parquet.PageBufferSize(256))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add(data[:len(data)/2])
+	for _, at := range []int{4, len(data) / 3, len(data) / 2, len(data) - 40, len(data) - 12} {
+		bad := bytes.Clone(data)
+		bad[at] ^= 0xff
+		bad[at+1] ^= 0x5a
+		f.Add(bad)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := writeFile(t, t.TempDir(), "in.parquet", data)
+		_, r := readAll([]string{p}, Options{TextColumn: "text"})
+		defer r.Close()
+		if err := r.Err(); err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Path != p {
+				t.Errorf("error %v does not name the file", err)
+			}
+		}
+	})
 }
