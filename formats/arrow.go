@@ -2,6 +2,7 @@ package formats
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -390,7 +391,11 @@ func OpenVocabStream(r io.Reader, name string) (*StreamReader[VocabRow], error) 
 
 func openStream[T any](r io.Reader, name string, codec *rowCodec[T]) (*StreamReader[T], error) {
 	src := &streamSource{r: r, h: sha256.New()}
-	rd, err := ipc.NewReader(src)
+	first, err := readSchemaMessage(src)
+	if err != nil {
+		return nil, &StreamError{Name: name, Err: fmt.Errorf("%w: not an Arrow IPC stream: %w", ErrNotPwe, err)}
+	}
+	rd, err := ipc.NewReader(io.MultiReader(bytes.NewReader(first), src))
 	if err != nil {
 		if src.n == 0 {
 			err = errors.New("empty input")

@@ -2,6 +2,7 @@ package formats
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	flatbuffers "github.com/google/flatbuffers/go"
 )
 
 // randomCounts returns n sorted unique rows with awkward values: zeros,
@@ -395,6 +397,32 @@ func FuzzCountsStream(f *testing.F) {
 	})
 }
 
+// FuzzVocabStream feeds arbitrary bytes to the vocabulary stream reader: it
+// must return a vocabulary that passes its checks or an error naming the
+// stream, never panic.
+func FuzzVocabStream(f *testing.F) {
+	var buf bytes.Buffer
+	w, _ := CreateVocabStream(&buf, Meta{})
+	ext := int64(3)
+	w.Write([]VocabRow{{0, "the", 10, nil}, {1, "straße", 3, &ext}, {2, "日本", 1, nil}})
+	w.Close()
+	f.Add(buf.Bytes())
+	f.Add(buf.Bytes()[:len(buf.Bytes())*2/3])
+	f.Add([]byte("not arrow"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, _, _, err := ReadVocabStream(bytes.NewReader(data), "stdin")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "stdin: ") {
+				t.Errorf("error %q does not name the stream", err)
+			}
+			return
+		}
+		if err := checkVocab("stdin", rows); err != nil {
+			t.Errorf("ReadVocabStream returned a vocabulary that fails its checks: %v", err)
+		}
+	})
+}
+
 // benchCounts resembles real counts: sorted pairs, small whole numbers.
 func benchCounts(n int) []CountRow {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -474,5 +502,60 @@ func BenchmarkCountsIO(b *testing.B) {
 			b.ReportMetric((cpuSeconds()-cpu)*1e9/float64(b.N)/float64(len(rows)), "cpu-ns/row")
 			b.ReportMetric(0, "ns/op")
 		})
+	}
+}
+
+// TestSchemaMessageCounts sets counts in a stream's schema message, found
+// with the flatbuffers library, to values that arrow-go would allocate
+// gigabytes for: the reader must refuse them with an error naming the
+// stream, and read the stream unchanged.
+func TestSchemaMessageCounts(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := CreateCountsStream(&buf, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(randomCounts(10, 1))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	if _, _, err := readCounts(data); err != nil {
+		t.Fatalf("the stream as written: %v", err)
+	}
+	// The message: continuation, length, flatbuffer Message{header: Schema}.
+	const at = 8
+	msg := data[at:]
+	root := flatbuffers.GetUOffsetT(msg)
+	m := &flatbuffers.Table{Bytes: msg, Pos: root}
+	var schema flatbuffers.Table
+	o := flatbuffers.UOffsetT(m.Offset(8)) // Message.header
+	if o == 0 || m.GetByte(m.Pos+flatbuffers.UOffsetT(m.Offset(6))) != 1 {
+		t.Fatal("the first message is not a schema")
+	}
+	m.Union(&schema, o)
+	// vectorLen returns the position of the length of the table's vector
+	// at the vtable offset.
+	vectorLen := func(tab *flatbuffers.Table, vt flatbuffers.VOffsetT) int {
+		o := flatbuffers.UOffsetT(tab.Offset(vt))
+		if o == 0 {
+			t.Fatalf("no vector at vtable offset %d", vt)
+		}
+		return int(tab.Vector(o)) - 4
+	}
+	fields := vectorLen(&schema, 6)
+	if n := binary.LittleEndian.Uint32(msg[fields:]); n != 4 {
+		t.Fatalf("schema has %d fields, want the 4 of counts", n)
+	}
+	for _, tc := range []struct {
+		name string
+		pos  int
+	}{{"fields", fields}, {"metadata pairs", vectorLen(&schema, 8)}} {
+		bad := bytes.Clone(data)
+		binary.LittleEndian.PutUint32(bad[at+tc.pos:], 1<<30)
+		_, _, err := readCounts(bad)
+		if err == nil || !strings.HasPrefix(err.Error(), "stdin: ") || !strings.Contains(err.Error(), "1073741824 "+tc.name) {
+			t.Errorf("%s: error %v", tc.name, err)
+		}
 	}
 }
