@@ -79,11 +79,11 @@ func ReadVocab(path string) (rows []VocabRow, meta Meta, err error) {
 // generic row reader rebuilds every row by reflection and allocates every
 // token on its own (BenchmarkReadVocab).
 func readVocabColumns(pf *parquet.File) ([]VocabRow, error) {
-	// The rows grow with the first column's values rather than by the
-	// number of rows the footer claims, which a damaged file can make
-	// larger than memory.
+	// The rows grow with the first column's values, from room for the
+	// number of rows the footer claims up to 4 Mi of them: a damaged
+	// footer can claim more than memory holds.
 	n := pf.NumRows()
-	var rows []VocabRow
+	rows := make([]VocabRow, 0, max(0, min(n, 1<<22)))
 	var text []byte
 	var ends []int
 	var external []int64
