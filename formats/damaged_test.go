@@ -19,6 +19,23 @@ func fuzzFile(t *testing.T, data []byte) string {
 	return p
 }
 
+// writeCountsFile writes rows to a counts file in a temporary directory
+// and returns its path.
+func writeCountsFile(t testing.TB, rows []CountRow) string {
+	p := filepath.Join(t.TempDir(), "counts.parquet")
+	w, err := CreateCounts(p, Meta{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // parquetSeeds adds a valid file, its damaged copies and its halves.
 func parquetSeeds(f *testing.F, path string) {
 	data, err := os.ReadFile(path)
@@ -67,18 +84,7 @@ func FuzzReadVocab(f *testing.F) {
 // return as many rows as the file says it holds or an error naming the
 // file, never panic.
 func FuzzReadCounts(f *testing.F) {
-	p := filepath.Join(f.TempDir(), "counts.parquet")
-	w, err := CreateCounts(p, Meta{}, false)
-	if err != nil {
-		f.Fatal(err)
-	}
-	if err := w.Write(randomCounts(200, 3)); err != nil {
-		f.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		f.Fatal(err)
-	}
-	parquetSeeds(f, p)
+	parquetSeeds(f, writeCountsFile(f, randomCounts(200, 3)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := fuzzFile(t, data)
 		r, err := Open[CountRow](p, SchemaCounts)
@@ -158,18 +164,7 @@ func FuzzDump(f *testing.F) {
 // indexes past a dictionary on some of these), and some damage must be
 // noticed.
 func TestDamagedCounts(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "counts.parquet")
-	w, err := CreateCounts(p, Meta{}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(randomCounts(3000, 5)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(p)
+	data, err := os.ReadFile(writeCountsFile(t, randomCounts(3000, 5)))
 	if err != nil {
 		t.Fatal(err)
 	}
