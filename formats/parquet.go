@@ -249,6 +249,11 @@ func (r *Reader[T]) Read(buf []T) (n int, err error) {
 	defer recoverDamaged(&err, r.path, r.row)
 	n, err = r.r.Read(buf)
 	r.row += int64(n)
+	if want := r.pf.NumRows(); r.row > want || err == io.EOF && r.row < want {
+		// The footer's count and the pages' disagree: a damaged file, which
+		// must not pass for a shorter one.
+		return 0, fmt.Errorf("%s: row %d: %w: the footer says %d rows", r.path, r.row, ErrDamaged, want)
+	}
 	if err == io.EOF {
 		if n > 0 {
 			return n, nil
