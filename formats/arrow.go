@@ -395,7 +395,11 @@ func openStream[T any](r io.Reader, name string, codec *rowCodec[T]) (*StreamRea
 	if err != nil {
 		return nil, &StreamError{Name: name, Err: fmt.Errorf("%w: not an Arrow IPC stream: %w", ErrNotPwe, err)}
 	}
-	rd, err := ipc.NewReader(io.MultiReader(bytes.NewReader(first), src))
+	// ipc.NewReader does not apply arrow-go's own limits on a message's
+	// size (v18.8.0): a damaged length made it allocate 51 GB.
+	mr := ipc.NewMessageReader(io.MultiReader(bytes.NewReader(first), src),
+		ipc.WithMetadataSizeLimit(maxSchemaMessage), ipc.WithBodySizeLimit(maxStreamBody))
+	rd, err := ipc.NewReaderFromMessageReader(mr) // releases mr on error
 	if err != nil {
 		if src.n == 0 {
 			err = errors.New("empty input")

@@ -19,8 +19,14 @@ const (
 	maxStreamFields = 1024
 	// maxStreamPairs bounds a schema's or a field's metadata pairs.
 	maxStreamPairs = 1024
-	// maxSchemaMessage bounds the schema message (arrow-go's own limit).
+	// maxSchemaMessage bounds a message's flatbuffer (arrow-go's default
+	// limit).
 	maxSchemaMessage = 64 << 20
+	// maxStreamBody bounds a record batch's body: 1 GiB, 44 M rows of
+	// counts, where pwe writes batches of StreamBatchRows (1.5 MB) and
+	// DuckDB of a million rows. arrow-go's default, 256 MiB, would refuse
+	// a table of 11 M rows sent as one batch.
+	maxStreamBody = 1 << 30
 )
 
 var errSchemaMessage = errors.New("damaged schema message")

@@ -505,10 +505,11 @@ func BenchmarkCountsIO(b *testing.B) {
 	}
 }
 
-// TestSchemaMessageCounts sets counts in a stream's schema message, found
-// with the flatbuffers library, to values that arrow-go would allocate
-// gigabytes for: the reader must refuse them with an error naming the
-// stream, and read the stream unchanged.
+// TestSchemaMessageCounts sets counts in a stream's schema message, and
+// the length of its first record batch, found with the flatbuffers
+// library, to values that arrow-go would allocate gigabytes for: the
+// reader must refuse them with an error naming the stream, and read the
+// stream unchanged.
 func TestSchemaMessageCounts(t *testing.T) {
 	var buf bytes.Buffer
 	w, err := CreateCountsStream(&buf, Meta{})
@@ -557,5 +558,19 @@ func TestSchemaMessageCounts(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), "stdin: ") || !strings.Contains(err.Error(), "1073741824 "+tc.name) {
 			t.Errorf("%s: error %v", tc.name, err)
 		}
+	}
+	// The next message, the first record batch: a body of 64 GiB, where
+	// arrow-go's ipc.NewReader applies no limit of its own.
+	next := at + int(binary.LittleEndian.Uint32(data[4:]))
+	batch := data[next+8:]
+	b := &flatbuffers.Table{Bytes: batch, Pos: flatbuffers.GetUOffsetT(batch)}
+	bl := b.Offset(10) // Message.bodyLength
+	if binary.LittleEndian.Uint32(data[next:]) != 0xffffffff || bl == 0 {
+		t.Fatal("no record batch with a body after the schema")
+	}
+	bad := bytes.Clone(data)
+	binary.LittleEndian.PutUint64(bad[next+8+int(b.Pos)+int(bl):], 1<<36)
+	if _, _, err := readCounts(bad); err == nil || !strings.HasPrefix(err.Error(), "stdin: ") || !strings.Contains(err.Error(), "exceeds limit") {
+		t.Errorf("body of 64 GiB: error %v", err)
 	}
 }
