@@ -2,7 +2,6 @@ package formats
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -391,14 +390,10 @@ func OpenVocabStream(r io.Reader, name string) (*StreamReader[VocabRow], error) 
 
 func openStream[T any](r io.Reader, name string, codec *rowCodec[T]) (*StreamReader[T], error) {
 	src := &streamSource{r: r, h: sha256.New()}
-	first, err := readSchemaMessage(src)
-	if err != nil {
-		return nil, &StreamError{Name: name, Err: fmt.Errorf("%w: not an Arrow IPC stream: %w", ErrNotPwe, err)}
-	}
-	// ipc.NewReader does not apply arrow-go's own limits on a message's
-	// size (v18.8.0): a damaged length made it allocate 51 GB.
-	mr := ipc.NewMessageReader(io.MultiReader(bytes.NewReader(first), src),
-		ipc.WithMetadataSizeLimit(maxSchemaMessage), ipc.WithBodySizeLimit(maxStreamBody))
+	// The messages are checked before arrow-go reads them (arrow_check.go);
+	// ipc.NewReader does not even apply arrow-go's own limits on a
+	// message's size (v18.8.0): a damaged length made it allocate 51 GB.
+	mr := newMessages(src)
 	rd, err := ipc.NewReaderFromMessageReader(mr) // releases mr on error
 	if err != nil {
 		if src.n == 0 {
@@ -406,6 +401,7 @@ func openStream[T any](r io.Reader, name string, codec *rowCodec[T]) (*StreamRea
 		}
 		return nil, &StreamError{Name: name, Err: fmt.Errorf("%w: not an Arrow IPC stream: %w", ErrNotPwe, err)}
 	}
+	mr.setSchema(rd.Schema())
 	sr := &StreamReader[T]{name: name, codec: codec, src: src, rd: rd}
 	md := rd.Schema().Metadata()
 	sr.meta = metaFromLookup(func(k string) (string, bool) {
@@ -538,6 +534,9 @@ func (r *StreamReader[T]) next() error {
 	r.rec, r.off = rec, 0
 	for i, k := range r.index {
 		col := rec.Column(k)
+		if err := validColumn(col); err != nil {
+			return r.fail(fmt.Errorf("malformed column %q: %w", r.codec.columns[i].name, err))
+		}
 		if !r.codec.columns[i].nullable && col.NullN() > 0 {
 			j := 0
 			for col.IsValid(j) {
@@ -552,6 +551,38 @@ func (r *StreamReader[T]) next() error {
 		if i := meta.FindKey(keyRows); i >= 0 {
 			return r.readTrailer(meta, meta.Values()[i])
 		}
+	}
+	return nil
+}
+
+// validColumn checks what Arrow's reader trusts in a batch it reads:
+// buffer lengths, and for strings that every offset lies inside the
+// data, in order, so that the decoder cannot index past a buffer.
+// array.ValidateFull is not used: in arrow-go v18.8.0 it slices the
+// data before checking an offset against it, and panics on the damage
+// it is meant to find.
+func validColumn(col arrow.Array) error {
+	if err := array.Validate(col); err != nil {
+		return err
+	}
+	s, ok := col.(*array.String)
+	if !ok || s.Len() == 0 {
+		return nil
+	}
+	size := int64(0)
+	if data := s.Data().Buffers()[2]; data != nil {
+		size = int64(data.Len())
+	}
+	offs := s.ValueOffsets()
+	prev := int64(offs[0])
+	if prev < 0 || prev > size {
+		return fmt.Errorf("string 0 starts at byte %d of %d", prev, size)
+	}
+	for j, o := range offs[1:] {
+		if int64(o) < prev || int64(o) > size {
+			return fmt.Errorf("string %d runs from byte %d to %d of %d", j, prev, o, size)
+		}
+		prev = int64(o)
 	}
 	return nil
 }

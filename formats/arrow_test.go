@@ -243,8 +243,14 @@ func externalStream(t *testing.T, fields []arrow.Field, md map[string]string, fi
 	fill(b)
 	rec := b.NewRecordBatch()
 	defer rec.Release()
+	return recordStream(t, rec)
+}
+
+// recordStream writes rec as a stream with arrow-go's writer, with opts.
+func recordStream(t *testing.T, rec arrow.RecordBatch, opts ...ipc.Option) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	w := ipc.NewWriter(&buf, append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)...)
 	if err := w.Write(rec); err != nil {
 		t.Fatal(err)
 	}
@@ -570,7 +576,118 @@ func TestSchemaMessageCounts(t *testing.T) {
 	}
 	bad := bytes.Clone(data)
 	binary.LittleEndian.PutUint64(bad[next+8+int(b.Pos)+int(bl):], 1<<36)
-	if _, _, err := readCounts(bad); err == nil || !strings.HasPrefix(err.Error(), "stdin: ") || !strings.Contains(err.Error(), "exceeds limit") {
+	if _, _, err := readCounts(bad); err == nil || !strings.HasPrefix(err.Error(), "stdin: ") || !strings.Contains(err.Error(), "body length 68719476736 exceeds the limit") {
 		t.Errorf("body of 64 GiB: error %v", err)
+	}
+}
+
+// TestStreamCompressedSizes reads a zstd-compressed stream, as other
+// writers send, and then the same stream with the size that its first
+// compressed buffer says it takes decompressed set to a terabyte, which
+// arrow-go would allocate before decompressing: an error naming the
+// stream, not a fatal out-of-memory.
+func TestStreamCompressedSizes(t *testing.T) {
+	fields := countsFields(arrow.PrimitiveTypes.Float64)[1:]
+	md := arrow.MetadataFrom(map[string]string{KeySchema: SchemaCounts})
+	schema := arrow.NewSchema(fields, &md)
+	want := randomCounts(1000, 4)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	for _, r := range want {
+		b.Field(0).(*array.Int32Builder).Append(r.ContextID)
+		b.Field(1).(*array.Int32Builder).Append(r.TargetID)
+		b.Field(2).(*array.Float64Builder).Append(r.NPos)
+		b.Field(3).(*array.Float64Builder).Append(r.NNeg)
+	}
+	data := recordStream(t, b.NewRecordBatch(), ipc.WithZstd())
+	got, _, err := readCounts(data)
+	if err != nil || len(got) != len(want) || got[999] != want[999] {
+		t.Fatalf("compressed stream: %d rows, %v", len(got), err)
+	}
+	// The record batch follows the schema message; its buffers vector
+	// gives each buffer's place in the body that follows the message.
+	next := 8 + int(binary.LittleEndian.Uint32(data[4:]))
+	metaLen := int(binary.LittleEndian.Uint32(data[next+4:]))
+	msg := data[next+8:]
+	m := &flatbuffers.Table{Bytes: msg, Pos: flatbuffers.GetUOffsetT(msg)}
+	if m.GetByte(m.Pos+flatbuffers.UOffsetT(m.Offset(6))) != 3 {
+		t.Fatal("the second message is not a record batch")
+	}
+	var batch flatbuffers.Table
+	m.Union(&batch, flatbuffers.UOffsetT(m.Offset(8)))
+	o := flatbuffers.UOffsetT(batch.Offset(8)) // RecordBatch.buffers
+	if o == 0 || batch.Offset(10) == 0 {
+		t.Fatal("the record batch has no buffers or is not compressed")
+	}
+	vec, n := batch.Vector(o), batch.VectorLen(o)
+	body := next + 8 + metaLen
+	for i := range n {
+		off := binary.LittleEndian.Uint64(msg[int(vec)+16*i:])
+		if binary.LittleEndian.Uint64(msg[int(vec)+16*i+8:]) == 0 {
+			continue
+		}
+		bad := bytes.Clone(data)
+		binary.LittleEndian.PutUint64(bad[body+int(off):], 1<<40)
+		_, _, err := readCounts(bad)
+		if err == nil || !strings.HasPrefix(err.Error(), "stdin: ") || !strings.Contains(err.Error(), "more than 1073741824 bytes decompressed") {
+			t.Errorf("a buffer of a terabyte: error %v", err)
+		}
+		return
+	}
+	t.Fatal("no buffer holds data")
+}
+
+// TestStreamStringOffsets writes vocabulary streams whose token column has
+// offsets that a damaged or hostile writer could send: each must be an
+// error naming the batch and the column, not a panic in the decoder.
+func TestStreamStringOffsets(t *testing.T) {
+	fields := []arrow.Field{
+		{Name: "token_id", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "token", Type: arrow.BinaryTypes.String},
+		{Name: "count", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "external_id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}
+	md := arrow.MetadataFrom(map[string]string{KeySchema: SchemaVocab})
+	schema := arrow.NewSchema(fields, &md)
+	stream := func(offsets []int32, values string) []byte {
+		n := len(offsets) - 1
+		ids := make([]int32, n)
+		counts := make([]int64, n)
+		for i := range ids {
+			ids[i], counts[i] = int32(i), int64(n-i)
+		}
+		mem := memory.DefaultAllocator
+		b := array.NewInt32Builder(mem)
+		b.AppendValues(ids, nil)
+		idCol := b.NewArray()
+		c := array.NewInt64Builder(mem)
+		c.AppendValues(counts, nil)
+		countCol := c.NewArray()
+		c.AppendNulls(n)
+		extCol := c.NewArray()
+		tokData := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil,
+			memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)),
+			memory.NewBufferBytes([]byte(values))}, nil, 0, 0)
+		tokCol := array.MakeFromData(tokData)
+		return recordStream(t, array.NewRecordBatch(schema, []arrow.Array{idCol, tokCol, countCol, extCol}, int64(n)))
+	}
+	// The well-formed stream reads, so that the damaged ones below fail
+	// for their offsets alone.
+	rows, _, _, err := ReadVocabStream(bytes.NewReader(stream([]int32{0, 1, 3, 6}, "abbccc")), "v.arrow")
+	if err != nil || len(rows) != 3 || rows[0].Token != "a" || rows[1].Token != "bb" || rows[2].Token != "ccc" {
+		t.Fatalf("well-formed stream: %+v, %v", rows, err)
+	}
+	for _, c := range []struct {
+		name    string
+		offsets []int32
+		want    string
+	}{
+		{"past the data, then back", []int32{0, 1 << 28, 3, 6}, "string 0 runs from byte 0 to 268435456 of 6"},
+		{"backwards", []int32{0, 4, 2, 6}, "string 1 runs from byte 4 to 2 of 6"},
+	} {
+		_, _, _, err := ReadVocabStream(bytes.NewReader(stream(c.offsets, "abbccc")), "v.arrow")
+		if err == nil || !strings.Contains(err.Error(), c.want) ||
+			!strings.HasPrefix(err.Error(), `v.arrow: batch 1 (from row 0): malformed column "token"`) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
 	}
 }
