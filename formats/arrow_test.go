@@ -581,8 +581,8 @@ func TestSchemaMessageCounts(t *testing.T) {
 	}
 }
 
-// TestStreamCompressedSizes reads a zstd-compressed stream, as other
-// writers send, and then the same stream with the size that its first
+// TestStreamCompressedSizes reads LZ4- and zstd-compressed streams, as other
+// writers send, and then the zstd one with the size that its first
 // compressed buffer says it takes decompressed set to a terabyte, which
 // arrow-go would allocate before decompressing: an error naming the
 // stream, not a fatal out-of-memory.
@@ -598,11 +598,26 @@ func TestStreamCompressedSizes(t *testing.T) {
 		b.Field(2).(*array.Float64Builder).Append(r.NPos)
 		b.Field(3).(*array.Float64Builder).Append(r.NNeg)
 	}
-	data := recordStream(t, b.NewRecordBatch(), ipc.WithZstd())
-	got, _, err := readCounts(data)
-	if err != nil || len(got) != len(want) || got[999] != want[999] {
-		t.Fatalf("compressed stream: %d rows, %v", len(got), err)
+	rec := b.NewRecordBatch()
+	for _, lz4 := range []bool{true, false} {
+		opt := ipc.WithZstd()
+		if lz4 {
+			opt = ipc.WithLZ4()
+		}
+		data := recordStream(t, rec, opt)
+		got, _, err := readCounts(data)
+		if err != nil || len(got) != len(want) || got[999] != want[999] {
+			t.Fatalf("compressed stream (LZ4 %v): %d rows, %v", lz4, len(got), err)
+		}
+		if !lz4 {
+			damageCompressedSize(t, data)
+		}
 	}
+}
+
+// damageCompressedSize sets the size that the first buffer of the
+// stream's first record batch says it takes decompressed to a terabyte.
+func damageCompressedSize(t *testing.T, data []byte) {
 	// The record batch follows the schema message; its buffers vector
 	// gives each buffer's place in the body that follows the message.
 	next := 8 + int(binary.LittleEndian.Uint32(data[4:]))
