@@ -196,13 +196,17 @@ func (c Config) plan(opt Options) ([]stage, error) {
 			run: func(ctx context.Context) (any, error) { return MovieLens(ctx, opt.Reporter, ml) },
 		})
 	} else {
-		paths, err := input.Expand(c.Input.Paths)
+		// A corpus directory that holds the output directory must not
+		// take the run's own outputs as the next run's text.
+		in := *c.Input
+		in.SkipDirs = []string{c.Output}
+		paths, err := input.ExpandSkipping(in.Paths, in.SkipDirs...)
 		if err != nil {
 			return nil, err
 		}
 		tokens := filepath.Join(c.Output, TokensFile)
 		tk := c.Tokenize
-		tk.Input, tk.Output, tk.Threads = *c.Input, filepath.Join(c.staging("tokenize"), VocabFile), c.Threads
+		tk.Input, tk.Output, tk.Threads = in, filepath.Join(c.staging("tokenize"), VocabFile), c.Threads
 		tk.Memory, tk.TempDir = int64(c.Memory), c.TempDir
 		tk.Tokens = filepath.Join(c.staging("tokenize"), TokensFile)
 		plan = append(plan, stage{

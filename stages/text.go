@@ -32,6 +32,10 @@ type TextInput struct {
 	TextField string `json:"text_field,omitempty" yaml:"text_field"`
 	// TextColumn names the Parquet column holding the text.
 	TextColumn string `json:"text_column,omitempty" yaml:"text_column"`
+	// SkipDirs are directories that the walks of Paths leave out: pwe
+	// run's output directory. Not a setting of the corpus, so not
+	// recorded.
+	SkipDirs []string `json:"-" yaml:"-"`
 }
 
 func (t TextInput) options() (input.Options, error) {
@@ -65,7 +69,7 @@ func (t TextInput) open(p ReadProgress, others []string, outputs ...string) (*in
 	if err != nil {
 		return nil, 0, err
 	}
-	paths, err := input.Expand(t.Paths)
+	paths, err := input.ExpandSkipping(t.Paths, t.SkipDirs...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pwe-project/pwe/internal/sample"
@@ -18,7 +19,21 @@ import (
 // is sample.Name, the embedded sample corpus. A missing
 // path, a pattern matching nothing or a directory without files is an error
 // naming the argument.
-func Expand(args []string) ([]string, error) {
+func Expand(args []string) ([]string, error) { return ExpandSkipping(args) }
+
+// ExpandSkipping is Expand with directories that the walks leave out: a
+// run's output directory, whose files would otherwise become the next
+// run's corpus when the input is a directory above it. Naming a skipped
+// directory itself is an error (ErrSkippedDir), a pattern matching it
+// passes over it, and a file named inside it is taken as given.
+// Directories that do not exist are ignored.
+func ExpandSkipping(args []string, skip ...string) ([]string, error) {
+	var skipped []fs.FileInfo
+	for _, d := range skip {
+		if info, err := os.Stat(d); err == nil && info.IsDir() {
+			skipped = append(skipped, info)
+		}
+	}
 	var out []string
 	stdinSeen := false
 	for _, arg := range args {
@@ -36,7 +51,7 @@ func Expand(args []string) ([]string, error) {
 		}
 		info, err := os.Stat(arg)
 		if err == nil {
-			if out, err = appendPath(out, arg, info); err != nil {
+			if out, err = appendPath(out, arg, info, skipped); err != nil {
 				return nil, err
 			}
 			continue
@@ -56,7 +71,10 @@ func Expand(args []string) ([]string, error) {
 			if err != nil {
 				return nil, &ParseError{Path: m, Err: unwrapPathError(err)}
 			}
-			if out, err = appendPath(out, m, info); err != nil {
+			if info.IsDir() && isSkipped(skipped, info) {
+				continue // not named, only matched
+			}
+			if out, err = appendPath(out, m, info, skipped); err != nil {
 				return nil, err
 			}
 		}
@@ -64,9 +82,16 @@ func Expand(args []string) ([]string, error) {
 	return out, nil
 }
 
-func appendPath(out []string, path string, info fs.FileInfo) ([]string, error) {
+func isSkipped(skipped []fs.FileInfo, info fs.FileInfo) bool {
+	return slices.ContainsFunc(skipped, func(s fs.FileInfo) bool { return os.SameFile(s, info) })
+}
+
+func appendPath(out []string, path string, info fs.FileInfo, skipped []fs.FileInfo) ([]string, error) {
 	if !info.IsDir() {
 		return append(out, path), nil
+	}
+	if isSkipped(skipped, info) {
+		return nil, &ParseError{Path: path, Err: ErrSkippedDir}
 	}
 	n := len(out)
 	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
@@ -78,6 +103,11 @@ func appendPath(out []string, path string, info fs.FileInfo) ([]string, error) {
 				return filepath.SkipDir
 			}
 			return nil
+		}
+		if d.IsDir() && len(skipped) > 0 {
+			if info, err := d.Info(); err == nil && isSkipped(skipped, info) {
+				return filepath.SkipDir
+			}
 		}
 		switch {
 		case d.Type().IsRegular():

@@ -1,6 +1,7 @@
 package input
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,5 +80,38 @@ func TestExpand(t *testing.T) {
 			continue
 		}
 		wantParseError(t, err, c.path, 0, c.target)
+	}
+}
+
+// TestExpandSkipping leaves an output directory out of the walks above
+// it, whichever name reaches it, while a file named inside it is kept and
+// naming the directory itself is an error.
+func TestExpandSkipping(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a.txt", "out/vocab.parquet", "out/fit/map.parquet", "sub/b.txt", "outer.txt"} {
+		writeFile(t, dir, name, []byte("text\n"))
+	}
+	p := func(name string) string { return filepath.Join(dir, name) }
+	if err := os.Symlink(p("out"), p("sub/outlink")); err != nil {
+		t.Fatal(err)
+	}
+	for _, skip := range []string{p("out"), p("sub/../out/"), p("missing")} {
+		got, err := ExpandSkipping([]string{dir, p("o*"), p("out/vocab.parquet")}, skip)
+		want := []string{p("a.txt"), p("outer.txt"), p("sub/b.txt"), p("outer.txt"), p("out/vocab.parquet")}
+		if skip == p("missing") {
+			// Nothing to skip: the walk and the glob take the directory.
+			want = []string{p("a.txt"), p("out/fit/map.parquet"), p("out/vocab.parquet"), p("outer.txt"), p("sub/b.txt"),
+				p("out/fit/map.parquet"), p("out/vocab.parquet"), p("outer.txt"), p("out/vocab.parquet")}
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("skipping %s:\ngot  %q, %v\nwant %q", skip, got, err, want)
+		}
+	}
+	for _, arg := range []string{p("out"), p("sub/outlink")} {
+		_, err := ExpandSkipping([]string{arg}, p("out"))
+		var pe *ParseError
+		if !errors.Is(err, ErrSkippedDir) || !errors.As(err, &pe) || pe.Path != arg {
+			t.Errorf("naming %s: %v", arg, err)
+		}
 	}
 }
