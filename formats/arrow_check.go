@@ -36,7 +36,10 @@ const (
 	maxStreamBody = 1 << 30
 )
 
-var errSchemaMessage = errors.New("damaged schema message")
+var (
+	errDamagedMessage = errors.New("damaged message")
+	errOutside        = fmt.Errorf("%w: a position outside its flatbuffer", errDamagedMessage)
+)
 
 // messages reads a stream's messages for arrow-go's reader, in place of
 // ipc.NewMessageReader, so as to check each one before arrow-go decodes
@@ -242,7 +245,7 @@ func (b flatbuf) message() (kind byte, header int, bodyLen int64, err error) {
 	}
 	if at != 0 {
 		if at >= len(b) {
-			return 0, 0, 0, errSchemaMessage
+			return 0, 0, 0, errOutside
 		}
 		kind = b[at]
 	}
@@ -266,7 +269,7 @@ func (b flatbuf) message() (kind byte, header int, bodyLen int64, err error) {
 
 func (b flatbuf) i64(at int) (int64, error) {
 	if at < 0 || at > len(b)-8 {
-		return 0, errSchemaMessage
+		return 0, errOutside
 	}
 	return int64(binary.LittleEndian.Uint64(b[at:])), nil
 }
@@ -341,7 +344,7 @@ type flatbuf []byte
 
 func (b flatbuf) u32(at int) (int, error) {
 	if at < 0 || at > len(b)-4 {
-		return 0, errSchemaMessage
+		return 0, errOutside
 	}
 	return int(binary.LittleEndian.Uint32(b[at:])), nil
 }
@@ -361,7 +364,7 @@ func (b flatbuf) field(table, slot int) (int, error) {
 	}
 	vt := table - int(int32(soff))
 	if vt < 0 || vt > len(b)-4 {
-		return 0, errSchemaMessage
+		return 0, errOutside
 	}
 	// Absent exactly where the flatbuffers library finds it absent, so
 	// that arrow-go reads nothing this check has not seen.
@@ -371,7 +374,7 @@ func (b flatbuf) field(table, slot int) (int, error) {
 		return 0, nil
 	}
 	if vt+at+2 > len(b) {
-		return 0, errSchemaMessage
+		return 0, errOutside
 	}
 	if off := int(binary.LittleEndian.Uint16(b[vt+at:])); off != 0 {
 		return table + off, nil
@@ -394,10 +397,10 @@ func (b flatbuf) vector(table, slot, size, limit int, what string) (start, n int
 		return 0, 0, err
 	}
 	if n > limit {
-		return 0, 0, fmt.Errorf("%w: %d %s, more than the %d a pwe stream may have", errSchemaMessage, n, what, limit)
+		return 0, 0, fmt.Errorf("%w: %d %s, more than the %d a pwe stream may have", errDamagedMessage, n, what, limit)
 	}
 	if n*size > len(b)-at-4 {
-		return 0, 0, errSchemaMessage
+		return 0, 0, errOutside
 	}
 	return at + 4, n, nil
 }
@@ -417,7 +420,7 @@ func (b flatbuf) checkSchema(schema int) error {
 func (b flatbuf) checkFields(table, slot int, budget *int, depth int) error {
 	const typeUnion = 14 // Field.type_type of a union
 	if depth > 64 {
-		return fmt.Errorf("%w: fields nested more than 64 deep", errSchemaMessage)
+		return fmt.Errorf("%w: fields nested more than 64 deep", errDamagedMessage)
 	}
 	start, n, err := b.vector(table, slot, 4, *budget, "fields")
 	if err != nil {
