@@ -21,12 +21,21 @@ func Tokenize(ctx context.Context, r *Reporter, cfg stages.TokenizeConfig) (stag
 	p.Done()
 	log := r.Stage("tokenize")
 	if st.InvalidUTF8 > 0 {
-		log.Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
+		log.Warn(invalidText(st.InvalidUTF8, st.FirstInvalidUTF8))
 	}
 	if st.SkippedRecords > 0 {
 		log.Warn(fmt.Sprintf("skipped %d records without text", st.SkippedRecords))
 	}
 	return st, err
+}
+
+// invalidText is the warning for n bytes of invalid UTF-8 replaced, the
+// first in the document at first (path:line).
+func invalidText(n int64, first string) string {
+	if first == "" {
+		return fmt.Sprintf("replaced %d bytes of invalid UTF-8", n)
+	}
+	return fmt.Sprintf("replaced %d bytes of invalid UTF-8, the first in %s", n, first)
 }
 
 // Count runs stages.Count, reporting the bytes it reads. It warns of
@@ -42,7 +51,7 @@ func Count(ctx context.Context, r *Reporter, cfg stages.CountConfig) (stages.Cou
 	p.Done()
 	m.Done()
 	if st.InvalidUTF8 > 0 && cfg.Tokens == "" {
-		r.Stage("count").Warn(fmt.Sprintf("replaced %d bytes of invalid UTF-8", st.InvalidUTF8))
+		r.Stage("count").Warn(invalidText(st.InvalidUTF8, st.FirstInvalidUTF8))
 	}
 	if err == nil && st.PositivePairs == 0 {
 		// As when the vocabulary comes from another corpus, or every

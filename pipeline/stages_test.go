@@ -15,9 +15,9 @@ import (
 )
 
 // TestRunWarnsOfInvalidText runs tokenize and count on a corpus with a
-// byte of invalid UTF-8: tokenize warns of it before its summary, as pwe
-// tokenize does, and count, which reads the token stream, does not repeat
-// the warning.
+// byte of invalid UTF-8: tokenize warns of it, naming its line, before its
+// summary, as pwe tokenize does, and count, which reads the token stream,
+// does not repeat the warning.
 func TestRunWarnsOfInvalidText(t *testing.T) {
 	dir := t.TempDir()
 	corpus := filepath.Join(dir, "corpus.txt")
@@ -31,7 +31,7 @@ func TestRunWarnsOfInvalidText(t *testing.T) {
 	}
 	lines := strings.Split(log.String(), "\n")
 	for _, stage := range []string{"tokenize", "count"} {
-		warning := stage + ": warning: replaced 1 bytes of invalid UTF-8"
+		warning := stage + ": warning: replaced 1 bytes of invalid UTF-8, the first in " + corpus + ":2"
 		at := slices.Index(lines, warning)
 		summary := slices.IndexFunc(lines, func(l string) bool {
 			return strings.HasPrefix(l, stage+": ") && strings.Contains(l, "; done in ")

@@ -168,13 +168,16 @@ func (c CountConfig) Validate() error {
 
 // CountStats summarise a count run; they are recorded as pwe.stats.
 type CountStats struct {
-	Documents     int64 `json:"documents"`
-	Tokens        int64 `json:"tokens"`
-	OOVTokens     int64 `json:"oov_tokens"`
-	InvalidUTF8   int64 `json:"invalid_utf8_replaced"`
-	Subsampled    int64 `json:"subsampled"`
-	PositivePairs int64 `json:"positive_pairs"`
-	UniquePairs   int64 `json:"unique_pairs"`
+	Documents   int64 `json:"documents"`
+	Tokens      int64 `json:"tokens"`
+	OOVTokens   int64 `json:"oov_tokens"`
+	InvalidUTF8 int64 `json:"invalid_utf8_replaced"`
+	// FirstInvalidUTF8 is where the first document with invalid UTF-8
+	// is, as path:line (or row).
+	FirstInvalidUTF8 string `json:"first_invalid_utf8,omitempty"`
+	Subsampled       int64  `json:"subsampled"`
+	PositivePairs    int64  `json:"positive_pairs"`
+	UniquePairs      int64  `json:"unique_pairs"`
 	// Append runs only: the most frequent out-of-vocabulary tokens of this
 	// corpus, the rows of the earlier counts, and the documents and tokens
 	// of every corpus counted into the output so far.
@@ -440,8 +443,10 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 	for _, wk := range workers {
 		wk.tk = tokenize.New(tcfg.options())
 	}
+	invalid := newInvalidText()
 	err = fanOut(ctx, r, len(workers), func(w int, b *input.Batch) error {
 		wk := workers[w]
+		defer invalid.note(wk.tk, wk.tk.Stats().InvalidUTF8, b)
 		for d, doc := range b.Docs {
 			// A long document is tokenized in pieces, and only its ids are
 			// held whole.
@@ -481,6 +486,7 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 		ts.Add(wk.tk.Stats())
 	}
 	stats.Documents, stats.Tokens, stats.InvalidUTF8 = ts.Docs, ts.Tokens, ts.InvalidUTF8
+	stats.FirstInvalidUTF8 = invalid.first()
 	return r.Fingerprints(), nil
 }
 

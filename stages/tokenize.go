@@ -92,14 +92,17 @@ func (c TokenizeConfig) Validate() error {
 
 // TokenizeStats summarise a tokenize run; they are recorded as pwe.stats.
 type TokenizeStats struct {
-	Documents      int64   `json:"documents"`
-	SkippedRecords int64   `json:"skipped_records"`
-	Tokens         int64   `json:"tokens"`
-	Dropped        int64   `json:"dropped_segments"`
-	InvalidUTF8    int64   `json:"invalid_utf8_replaced"`
-	DistinctTokens int     `json:"distinct_tokens"`
-	VocabSize      int     `json:"vocab_size"`
-	VocabCoverage  float64 `json:"vocab_coverage"`
+	Documents      int64 `json:"documents"`
+	SkippedRecords int64 `json:"skipped_records"`
+	Tokens         int64 `json:"tokens"`
+	Dropped        int64 `json:"dropped_segments"`
+	InvalidUTF8    int64 `json:"invalid_utf8_replaced"`
+	// FirstInvalidUTF8 is where the first document with invalid UTF-8
+	// is, as path:line (or row).
+	FirstInvalidUTF8 string  `json:"first_invalid_utf8,omitempty"`
+	DistinctTokens   int     `json:"distinct_tokens"`
+	VocabSize        int     `json:"vocab_size"`
+	VocabCoverage    float64 `json:"vocab_coverage"`
 	// Spills counts the tables of distinct tokens spilled to disk for
 	// want of memory; it depends on the budget, not on the corpus alone,
 	// so it is reported but not recorded.
@@ -139,15 +142,16 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	}
 	var total *tokenize.Counter
 	var stream *formats.TokenStreamWriter
+	invalid := newInvalidText()
 	if cfg.Tokens != "" {
 		if stream, err = formats.CreateTokenStream(cfg.Tokens); err != nil {
 			return TokenizeStats{}, err
 		}
 		defer stream.Abort()
 		sp.stream = stream
-		total, err = tokenizeToStream(ctx, r, tokenizers, sp, distinctGuess(size, sp.limit))
+		total, err = tokenizeToStream(ctx, r, tokenizers, sp, distinctGuess(size, sp.limit), invalid)
 	} else {
-		total, err = countTokens(ctx, r, tokenizers, sp, distinctGuess(size, sp.limit))
+		total, err = countTokens(ctx, r, tokenizers, sp, distinctGuess(size, sp.limit), invalid)
 	}
 	if err != nil {
 		return TokenizeStats{}, err
@@ -157,13 +161,14 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 		ts.Add(tk.Stats())
 	}
 	stats := TokenizeStats{
-		Documents:      ts.Docs,
-		SkippedRecords: r.Skipped(),
-		Tokens:         ts.Tokens,
-		Dropped:        ts.Dropped,
-		InvalidUTF8:    ts.InvalidUTF8,
-		DistinctTokens: total.Len(),
-		Spills:         runs.Len(),
+		Documents:        ts.Docs,
+		SkippedRecords:   r.Skipped(),
+		Tokens:           ts.Tokens,
+		Dropped:          ts.Dropped,
+		InvalidUTF8:      ts.InvalidUTF8,
+		FirstInvalidUTF8: invalid.first(),
+		DistinctTokens:   total.Len(),
+		Spills:           runs.Len(),
 	}
 	if ts.Tokens == 0 {
 		return stats, fmt.Errorf("%w: no token in %s", ErrEmptyCorpus, strings.Join(cfg.Input.Paths, ", "))
@@ -289,7 +294,7 @@ func (sp spiller) spill(c *tokenize.Counter, limit int64) (bool, error) {
 
 // countTokens counts the tokens of r on one goroutine per tokenizer, each
 // spilling its table beyond its share of the limit.
-func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, sp spiller, distinct int) (*tokenize.Counter, error) {
+func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, sp spiller, distinct int, invalid *invalidText) (*tokenize.Counter, error) {
 	counters := make([]*tokenize.Counter, len(tokenizers))
 	for w := range counters {
 		counters[w] = tokenize.NewCounter()
@@ -305,9 +310,11 @@ func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.To
 			counter.Add(piece)
 			return nil
 		}
+		before := tk.Stats().InvalidUTF8
 		for _, doc := range b.Docs {
 			toks, _ = tk.EachPiece(toks, doc, add)
 		}
+		invalid.note(tk, before, b)
 		_, err := sp.spill(counter, share)
 		return err
 	})
@@ -360,7 +367,7 @@ type tokenBatch struct {
 // itself. Numbering the others in their own tables and merging them costs
 // more: with nearly every batch done that way, tokenize took 10 % more CPU
 // than on one thread (perf).
-func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, sp spiller, distinct int) (*tokenize.Counter, error) {
+func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, sp spiller, distinct int, invalid *invalidText) (*tokenize.Counter, error) {
 	stream := sp.stream
 	counter := tokenize.NewCounterSize(distinct)
 	// When the corpus-wide Counter spills, its ids move to the stream's
@@ -389,7 +396,9 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 	}
 	err := fanOutInOrder(ctx, len(tokenizers), nextBatch(r), func(b *input.Batch) error {
 		tb := &direct
+		before := tokenizers[0].Stats().InvalidUTF8
 		toks[0] = numberBatch(tokenizers[0], counter, b, tb, toks[0])
+		invalid.note(tokenizers[0], before, b)
 		if base > 0 {
 			for i := range tb.ids {
 				tb.ids[i] += base
@@ -402,7 +411,9 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 	}, func(w int, b *input.Batch, tb *tokenBatch) error {
 		local := locals[w]
 		local.Reset()
+		before := tokenizers[w].Stats().InvalidUTF8
 		toks[w] = numberBatch(tokenizers[w], local, b, tb, toks[w])
+		invalid.note(tokenizers[w], before, b)
 		tb.text, tb.ends = tb.text[:0], tb.ends[:0]
 		for id := range local.Len() {
 			tb.text = append(tb.text, local.Token(id)...)

@@ -116,7 +116,8 @@ func TestTokenizeCountInspect(t *testing.T) {
 }
 
 // TestTextWarnings checks that pwe tokenize and pwe count warn of
-// invalid UTF-8 in the corpus they read, and that count does not repeat
+// invalid UTF-8 in the corpus they read, naming the line of the first, and
+// that count does not repeat
 // the warning when it reads tokenize's token stream instead.
 func TestTextWarnings(t *testing.T) {
 	dir := t.TempDir()
@@ -134,7 +135,7 @@ func TestTextWarnings(t *testing.T) {
 		{[]string{"count", "--tokens", tokens, "--vocab", vocab, "-o", counts}, false},
 	} {
 		_, stderr, code := runPwe(c.args...)
-		warning := c.args[0] + ": warning: replaced 1 bytes of invalid UTF-8\n"
+		warning := c.args[0] + ": warning: replaced 1 bytes of invalid UTF-8, the first in " + corpus + ":2\n"
 		if code != exitOK || strings.Contains(stderr, warning) != c.warn {
 			t.Errorf("pwe %v: exit %d, stderr %q; want the warning %q: %v", c.args, code, stderr, warning, c.warn)
 		}
