@@ -26,9 +26,9 @@ const (
 	maxStreamFields = 1024
 	// maxStreamPairs bounds a schema's or a field's metadata pairs.
 	maxStreamPairs = 1024
-	// maxSchemaMessage bounds a message's flatbuffer (arrow-go's default
+	// maxMessageMeta bounds a message's flatbuffer (arrow-go's default
 	// limit).
-	maxSchemaMessage = 64 << 20
+	maxMessageMeta = 64 << 20
 	// maxStreamBody bounds a record batch's body: 1 GiB, 44 M rows of
 	// counts, where pwe writes batches of StreamBatchRows (1.5 MB) and
 	// DuckDB of a million rows. arrow-go's default, 256 MiB, would refuse
@@ -100,7 +100,7 @@ func (m *messages) Message() (*ipc.Message, error) {
 	if n == 0 {
 		return nil, io.EOF
 	}
-	if n < 4 || n > maxSchemaMessage {
+	if n < 4 || n > maxMessageMeta {
 		return nil, fmt.Errorf("damaged message: its metadata takes %d bytes", n)
 	}
 	meta := make([]byte, n)

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
-
-	"github.com/pwe-project/pwe/internal/pqfooter"
 )
 
 // ErrNoDraws is returned by OpenDraws for a draws file without rows.
@@ -93,12 +91,9 @@ func OpenDraws(path string) (_ *DrawsReader, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := pqfooter.Check(f, st.Size()); err != nil {
-		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(1<<18))
+	pf, err := openParquetFile(f, path, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(1<<18))
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+		return nil, err
 	}
 	r = &DrawsReader{path: path, f: f, pf: pf, meta: readMeta(pf), row: -1, groups: pf.RowGroups()}
 	if err := r.bindColumns(); err != nil {

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
-
-	"github.com/pwe-project/pwe/internal/pqfooter"
 )
 
 // DumpOptions control Dump.
@@ -43,12 +41,9 @@ func Dump(w io.Writer, path string, opt DumpOptions) (err error) {
 	if n, _ := f.ReadAt(magic[:], 0); n == len(magic) && string(magic[:]) == tokensMagic {
 		return dumpTokenStream(w, path, opt)
 	}
-	if err := pqfooter.Check(f, st.Size()); err != nil {
-		return fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
+	pf, err := openParquetFile(f, path, st.Size())
 	if err != nil {
-		return fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+		return err
 	}
 	fmt.Fprintf(w, "rows: %d\n%s\n", pf.NumRows(), pf.Schema())
 	meta := map[string]string{}

@@ -45,6 +45,19 @@ func recoverDamaged(err *error, path string, row int64) {
 	}
 }
 
+// openParquetFile opens f, the file at path of size bytes, for parquet-go
+// once its trailer has passed pqfooter.Check; errors name path.
+func openParquetFile(f *os.File, path string, size int64, opts ...parquet.FileOption) (*parquet.File, error) {
+	if err := pqfooter.Check(f, size); err != nil {
+		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+	}
+	pf, err := parquet.OpenFile(f, size, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+	}
+	return pf, nil
+}
+
 // Writer writes rows of type T to a Parquet file under a temporary name; Close
 // renames it to its final name. Abort (safe to defer) discards it.
 type Writer[T any] struct {
@@ -180,12 +193,9 @@ func openChecked[T any](path, schema string) (r *Reader[T], err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := pqfooter.Check(f, st.Size()); err != nil {
-		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
+	pf, err := openParquetFile(f, path, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+		return nil, err
 	}
 	r = &Reader[T]{path: path, f: f, pf: pf, meta: readMeta(pf)}
 	if r.meta.Schema != schema {

@@ -310,11 +310,10 @@ func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.To
 			counter.Add(piece)
 			return nil
 		}
-		before := tk.Stats().InvalidUTF8
+		defer invalid.note(tk, tk.Stats().InvalidUTF8, b)
 		for _, doc := range b.Docs {
 			toks, _ = tk.EachPiece(toks, doc, add)
 		}
-		invalid.note(tk, before, b)
 		_, err := sp.spill(counter, share)
 		return err
 	})
@@ -396,9 +395,7 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 	}
 	err := fanOutInOrder(ctx, len(tokenizers), nextBatch(r), func(b *input.Batch) error {
 		tb := &direct
-		before := tokenizers[0].Stats().InvalidUTF8
-		toks[0] = numberBatch(tokenizers[0], counter, b, tb, toks[0])
-		invalid.note(tokenizers[0], before, b)
+		toks[0] = numberBatch(tokenizers[0], counter, b, tb, toks[0], invalid)
 		if base > 0 {
 			for i := range tb.ids {
 				tb.ids[i] += base
@@ -411,9 +408,7 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 	}, func(w int, b *input.Batch, tb *tokenBatch) error {
 		local := locals[w]
 		local.Reset()
-		before := tokenizers[w].Stats().InvalidUTF8
-		toks[w] = numberBatch(tokenizers[w], local, b, tb, toks[w])
-		invalid.note(tokenizers[w], before, b)
+		toks[w] = numberBatch(tokenizers[w], local, b, tb, toks[w], invalid)
 		tb.text, tb.ends = tb.text[:0], tb.ends[:0]
 		for id := range local.Len() {
 			tb.text = append(tb.text, local.Token(id)...)
@@ -446,12 +441,14 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 }
 
 // numberBatch tokenizes the documents of b and numbers their tokens in
-// counter, into tb's ids and document lengths; run is scratch space for
-// the tokens, returned for reuse. The tokens of a run of documents are
+// counter, into tb's ids and document lengths, noting in invalid where
+// any invalid UTF-8 is; run is scratch space for the tokens, returned for
+// reuse. The tokens of a run of documents are
 // numbered together: the counter looks up many at a time
 // (Counter.AddIDs). Runs of about 512 tokens were faster than a whole
 // batch's.
-func numberBatch(tk *tokenize.Tokenizer, counter *tokenize.Counter, b *input.Batch, tb *tokenBatch, run [][]byte) [][]byte {
+func numberBatch(tk *tokenize.Tokenizer, counter *tokenize.Counter, b *input.Batch, tb *tokenBatch, run [][]byte, invalid *invalidText) [][]byte {
+	defer invalid.note(tk, tk.Stats().InvalidUTF8, b)
 	tb.ids, tb.docLens = tb.ids[:0], tb.docLens[:0]
 	run = run[:0]
 	number := func(piece [][]byte) error {
