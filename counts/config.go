@@ -125,8 +125,9 @@ type Config struct {
 	// Memory is the budget in bytes for every table, buffer and merge
 	// buffer the counter allocates. Default 1 GiB.
 	Memory int64
-	// Workers is the number of accumulators that run concurrently; Finish
-	// merges with as many goroutines. Default 1.
+	// Workers is the most accumulators that run concurrently; Finish
+	// merges with as many goroutines. Default 1. A budget too small for
+	// them all serves fewer (Counter.Workers).
 	Workers int
 	// TempDir holds the spill files; "" means os.TempDir().
 	TempDir string

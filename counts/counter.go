@@ -156,16 +156,36 @@ func New(cfg Config, vocabCounts []int64) (*Counter, error) {
 	// 5.52-5.81 s, and bench-raw itself no longer. One worker has nothing
 	// to wait for, and reading 1024 partitions of each spill file took it
 	// 2-4 % longer there.
+	if err := c.chooseWorkers(); err != nil {
+		return nil, err
+	}
 	parts := partitionsOneWorker
-	if cfg.Workers > 1 {
+	if c.cfg.Workers > 1 {
 		parts = partitionsParallel
 	}
 	c.parts = partitions(vocabCounts, total, min(v, parts))
-	if err := c.layout(); err != nil {
-		return nil, err
-	}
 	return c, nil
 }
+
+// chooseWorkers lays out the budget for as many of cfg.Workers workers as
+// it holds: each needs tables the size of the vocabulary for the merge, so
+// a budget that suits a few cores cannot serve a hundred. With fewer
+// workers the output is the same, only slower to make.
+func (c *Counter) chooseWorkers() error {
+	var err error
+	for w := c.cfg.Workers; w >= 1; w-- {
+		if err = c.layout(w); err == nil {
+			c.cfg.Workers = w
+			return nil
+		}
+	}
+	return err
+}
+
+// Workers is the number of workers the memory budget holds, at most
+// Config.Workers: the accumulators NewAccumulator may make, and the
+// goroutines of the merge.
+func (c *Counter) Workers() int { return c.cfg.Workers }
 
 // keepProbThreshold returns word2vec's keep probability (sqrt(f/t)+1)*t/f
 // as a threshold on a uniform 64-bit hash; MaxUint64 means always keep.
@@ -198,15 +218,17 @@ func partitions(counts []int64, total float64, p int) []int32 {
 	return append(parts, int32(v))
 }
 
-func (c *Counter) layout() error {
+// layout divides the memory budget among workers workers, or reports
+// that it cannot.
+func (c *Counter) layout(workers int) error {
 	m := c.cfg.Memory
-	w := int64(c.cfg.Workers)
+	w := int64(workers)
 	v := int64(c.v)
 	avail := m - tableBytesPerToken*v
 	share := avail * 3 / 4 / w
 	mergeShare := avail/4/w - mergeBytesPerToken*v
 	if share <= 0 || mergeShare < 8*minReadBuf {
-		return fmt.Errorf("counts: memory budget of %d bytes is too small for a vocabulary of %d tokens and %d workers", m, v, w)
+		return fmt.Errorf("counts: memory budget of %d bytes is too small for a vocabulary of %d tokens%s", m, v, onWorkers(w))
 	}
 	size := int64(c.denseBytes)
 	f := int64(math.Sqrt(float64(share) / float64(size) / 2))
@@ -221,8 +243,8 @@ func (c *Counter) layout() error {
 	rest := share - int64(c.dense*(c.dense+1)/2)*size - 4*(v+1) - 4*int64(radixHistLen(2*c.idBits+c.dBits))
 	c.bufPairs = int(rest / bytesPerPair)
 	if c.bufPairs < minBufPairs {
-		return fmt.Errorf("counts: memory budget of %d bytes leaves room for only %d buffered pairs per worker (vocabulary %d, %d workers)",
-			m, max(c.bufPairs, 0), v, w)
+		return fmt.Errorf("counts: memory budget of %d bytes leaves room for only %d buffered pairs (vocabulary of %d tokens%s)",
+			m, max(c.bufPairs, 0), v, onWorkers(w))
 	}
 	// Partitions are emitted in order, so the workers merging the
 	// partitions after the one being written must keep their rows until
@@ -247,14 +269,23 @@ func (c *Counter) layout() error {
 	return nil
 }
 
+// onWorkers names the workers of a budget that is too small, unless there
+// is only one.
+func onWorkers(w int64) string {
+	if w == 1 {
+		return ""
+	}
+	return fmt.Sprintf(", %d workers", w)
+}
+
 // NewAccumulator returns a counting buffer for one goroutine. At most
-// cfg.Workers accumulators may be created; that limit is what the memory
+// Workers() accumulators may be created; that limit is what the memory
 // budget was divided by, so exceeding it panics.
 func (c *Counter) NewAccumulator() *Accumulator {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.accs) >= c.cfg.Workers {
-		panic(fmt.Sprintf("counts: more than %d accumulators (Config.Workers)", c.cfg.Workers))
+		panic(fmt.Sprintf("counts: more than %d accumulators (Counter.Workers)", c.cfg.Workers))
 	}
 	if c.ended {
 		panic("counts: NewAccumulator after Finish or Close")

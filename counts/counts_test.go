@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,6 +162,41 @@ func TestTinyBudgetSpills(t *testing.T) {
 		t.Fatalf("a %d-byte budget spilled only %d times", cfg.Memory, st.Spills)
 	}
 	rowsEqual(t, "tiny budget", want, got)
+}
+
+// TestWorkersWithinBudget: a budget too small for every worker asked for
+// serves as many as it holds, one more not fitting, and they count what one
+// worker does; a budget too small for even one is an error that names no
+// workers.
+func TestWorkersWithinBudget(t *testing.T) {
+	cp := newCorpus(13, 2000, 600, 150, false)
+	cfg := Config{Window: 5, Negatives: 1, Seed: 11, Memory: 4 << 20, TempDir: t.TempDir()}
+	want, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
+	cfg.Workers = 64
+	c, err := New(cfg, cp.counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.Workers()
+	c.Close()
+	if w <= 1 || w >= cfg.Workers {
+		t.Fatalf("a %d-byte budget for %d tokens took %d of %d workers; want more than one and fewer than all",
+			cfg.Memory, len(cp.counts), w, cfg.Workers)
+	}
+	if err := c.layout(w + 1); err == nil {
+		t.Fatalf("%d workers were taken, but the budget holds %d", w, w+1)
+	}
+	got, st := runCounter(t, cfg, cp.counts, cp.docs, 2, nil)
+	if st.Spills == 0 {
+		t.Fatalf("%d workers on a %d-byte budget never spilled", w, cfg.Memory)
+	}
+	rowsEqual(t, fmt.Sprintf("%d workers", w), want, got)
+
+	cfg.Memory = MinMemory
+	_, err = New(cfg, newCorpus(13, 6000, 10, 10, false).counts)
+	if err == nil || !strings.Contains(err.Error(), "too small for a vocabulary of 6000 tokens") || strings.Contains(err.Error(), "workers") {
+		t.Fatalf("a %d-byte budget for 6000 tokens: got error %v, want one that it is too small, naming no workers", cfg.Memory, err)
+	}
 }
 
 // TestManyTargetsPerPartition counts a vocabulary larger than the merge's

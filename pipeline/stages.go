@@ -53,6 +53,9 @@ func Count(ctx context.Context, r *Reporter, cfg stages.CountConfig) (stages.Cou
 	if st.InvalidUTF8 > 0 && cfg.Tokens == "" {
 		r.Stage("count").Warn(invalidText(st.InvalidUTF8, st.FirstInvalidUTF8))
 	}
+	if err == nil && st.Workers < st.Threads {
+		r.Stage("count").Warn(fewerWorkers(st.Workers, st.Threads, cfg.WithDefaults().Memory))
+	}
 	if err == nil && st.PositivePairs == 0 {
 		// As when the vocabulary comes from another corpus, or every
 		// document is a single token: the counts are empty, and the fit
@@ -61,6 +64,13 @@ func Count(ctx context.Context, r *Reporter, cfg stages.CountConfig) (stages.Cou
 			st.OOVTokens, st.Tokens))
 	}
 	return st, err
+}
+
+// fewerWorkers is the warning for a count that ran on fewer workers than
+// it had threads, for want of memory.
+func fewerWorkers(workers, threads int, memory int64) string {
+	return fmt.Sprintf("counted on %d of %d threads: a memory budget of %d MiB holds no more workers for this vocabulary; a larger one would use them all",
+		workers, threads, memory>>20)
 }
 
 // mergeReport returns the hook by which a counting stage ends the report of
@@ -89,6 +99,9 @@ func MovieLens(ctx context.Context, r *Reporter, cfg stages.MovieLensConfig) (st
 	st, err := stages.MovieLens(ctx, cfg)
 	m.Done()
 	p.Done()
+	if err == nil && st.Workers < st.Threads {
+		r.Stage("movielens").Warn(fewerWorkers(st.Workers, st.Threads, cfg.WithDefaults().Memory))
+	}
 	if st.SkippedLines+st.SkippedTitleLines > 0 {
 		r.Stage("movielens").Warn(fmt.Sprintf("skipped %d malformed rating lines and %d title lines; the first: %v",
 			st.SkippedLines, st.SkippedTitleLines, st.FirstSkipped))

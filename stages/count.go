@@ -189,6 +189,10 @@ type CountStats struct {
 	Spills       int     `json:"-"` // depend on the memory budget, not the content
 	SpilledBytes int64   `json:"-"`
 	Seconds      float64 `json:"-"`
+	// Threads is the threads the run could use and Workers those that
+	// counted: fewer when the memory budget holds no more.
+	Threads int `json:"-"`
+	Workers int `json:"-"`
 }
 
 // vocabSettings reads the tokenize stage's settings from vocab.parquet.
@@ -288,7 +292,10 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		// tables do, down to the smallest budget the counter takes).
 		reserve := 4 * int64(stream.DictLen)
 		if prior != nil {
-			reserve += 8 * int64(stream.DictLen) * int64(cfg.Threads)
+			// One table per worker: as many workers as half the budget holds.
+			per := 8 * int64(stream.DictLen)
+			cc.Workers = int(min(int64(cc.Workers), max(1, (cc.Memory/2-reserve)/per)))
+			reserve += per * int64(cc.Workers)
 		}
 		if reserve > cc.Memory/2 {
 			return CountStats{}, fmt.Errorf("%s: its dictionary of %d distinct tokens needs %d bytes of the memory budget of %d; raise --memory",
@@ -304,7 +311,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		return CountStats{}, err
 	}
 	defer counter.Close()
-	workers := make([]*countWorker, cfg.Threads)
+	workers := make([]*countWorker, counter.Workers())
 	for w := range workers {
 		workers[w] = &countWorker{acc: counter.NewAccumulator(), keepOOV: cfg.OOV == "keep"}
 		if prior != nil {
@@ -315,7 +322,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	if err != nil {
 		return CountStats{}, fmt.Errorf("%s: %w", cfg.Vocab, err)
 	}
-	var stats CountStats
+	stats := CountStats{Threads: cfg.Threads, Workers: len(workers)}
 	var corpus []input.Fingerprint
 	if cfg.Tokens != "" {
 		corpus, err = countStream(ctx, cfg, stream, fingerprint, tcfg, index, slices.Min(freq), workers, &stats)

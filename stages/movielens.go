@@ -165,6 +165,10 @@ type MovieLensStats struct {
 	Spills       int     `json:"-"`
 	SpilledBytes int64   `json:"-"`
 	Seconds      float64 `json:"-"`
+	// Threads is the threads the run could use and Workers those that
+	// counted pairs: fewer when the memory budget holds no more.
+	Threads int `json:"-"`
+	Workers int `json:"-"`
 }
 
 // MovieLens reads the ratings, builds the per-user baskets and writes
@@ -248,7 +252,8 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 		return stats, err
 	}
 	defer counter.Close()
-	if err := countBaskets(ctx, b, src, counter, cfg.Threads); err != nil {
+	stats.Threads, stats.Workers = cfg.Threads, counter.Workers()
+	if err := countBaskets(ctx, b, src, counter, counter.Workers()); err != nil {
 		return stats, err
 	}
 

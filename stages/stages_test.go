@@ -104,7 +104,8 @@ func TestCountGolden(t *testing.T) {
 
 // TestCountDeterministic runs the count stage with different thread counts
 // and memory budgets (the smallest forces spills to disk, on the big
-// fixture) and compares the bytes.
+// fixture; 64 threads on 2 MiB count on fewer workers) and compares the
+// bytes.
 func TestCountDeterministic(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "0")
 	dir := t.TempDir()
@@ -114,7 +115,7 @@ func TestCountDeterministic(t *testing.T) {
 	for i, run := range []struct {
 		threads int
 		memory  int64
-	}{{1, 1 << 30}, {2, 1 << 30}, {3, 1 << 30}, {2, 256 << 10}} {
+	}{{1, 1 << 30}, {2, 1 << 30}, {3, 1 << 30}, {2, 256 << 10}, {64, 2 << 20}} {
 		out := filepath.Join(dir, "counts.parquet")
 		st, err := Count(context.Background(), CountConfig{
 			Input: TextInput{Paths: []string{corpus}, DocSep: "blank"},
@@ -137,6 +138,10 @@ func TestCountDeterministic(t *testing.T) {
 		}
 		if run.memory < 1<<20 && st.Spills == 0 {
 			t.Errorf("memory %d: no spill; the test no longer covers the spill path", run.memory)
+		}
+		if st.Threads != run.threads || st.Workers < 1 || st.Workers > run.threads ||
+			(run.threads == 64) != (st.Workers < run.threads) {
+			t.Errorf("threads %d, memory %d: counted on %d workers of %d threads", run.threads, run.memory, st.Workers, st.Threads)
 		}
 	}
 }

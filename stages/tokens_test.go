@@ -490,6 +490,29 @@ func TestCountTokenStreamBudget(t *testing.T) {
 	if _, err := Count(context.Background(), cfg); err != nil {
 		t.Fatalf("count with 1 MiB: %v", err)
 	}
+	// Appending keeps a table of out-of-vocabulary counts per worker and
+	// stream id: 64 of them do not fit 1 MiB, so fewer workers count, and
+	// they count what one thread does.
+	t.Setenv("SOURCE_DATE_EPOCH", "0")
+	var outs [2][]byte
+	for i, threads := range []int{1, 64} {
+		app := cfg
+		app.Append, app.Threads = cfg.Output, threads
+		app.Output = filepath.Join(dir, fmt.Sprintf("appended%d.parquet", threads))
+		st, err := Count(context.Background(), app)
+		if err != nil {
+			t.Fatalf("appending on %d threads with 1 MiB: %v", threads, err)
+		}
+		if st.Threads != threads || st.Workers < 1 || st.Workers > threads || threads == 64 && st.Workers == threads {
+			t.Errorf("appending on %d threads with 1 MiB: %d workers of %d threads", threads, st.Workers, st.Threads)
+		}
+		if outs[i], err = os.ReadFile(app.Output); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Error("appending on 64 threads gave other bytes than on one")
+	}
 }
 
 // TestInspectTokenStream checks that formats.Dump (pwe inspect) shows a

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -169,6 +171,32 @@ func TestCountWarnsOfNoPairs(t *testing.T) {
 		_, stderr, code := runPwe("count", write("new.txt", c.text), "--vocab", vocab, "-o", counts)
 		if code != exitOK || strings.Contains(stderr, warning) != c.warn {
 			t.Errorf("count %q: exit %d, stderr %q; want the warning %q: %v", c.text, code, stderr, warning, c.warn)
+		}
+	}
+}
+
+// TestCountWarnsOfFewerWorkers: more threads than the memory budget holds
+// workers for count on fewer, with a warning; as many as it holds count
+// without one.
+func TestCountWarnsOfFewerWorkers(t *testing.T) {
+	dir := t.TempDir()
+	corpus, vocab, counts := filepath.Join(dir, "corpus.txt"), filepath.Join(dir, "v.parquet"), filepath.Join(dir, "c.parquet")
+	var text strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&text, "w%d w%d w%d\n", i, (i*7)%3000, (i*13)%3000)
+	}
+	if err := os.WriteFile(corpus, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runPwe("tokenize", corpus, "-o", vocab); code != exitOK {
+		t.Fatalf("tokenize: exit %d: %s", code, stderr)
+	}
+	warning := regexp.MustCompile(`count: warning: counted on ([0-9]+) of ([0-9]+) threads: a memory budget of 1 MiB holds no more workers for this vocabulary`)
+	for _, threads := range []int{64, 2} {
+		_, stderr, code := runPwe("count", corpus, "--vocab", vocab, "-o", counts, "--memory", "1MiB", "--threads", strconv.Itoa(threads))
+		m := warning.FindStringSubmatch(stderr)
+		if code != exitOK || (m != nil) != (threads == 64) || m != nil && (m[2] != "64" || m[1] == "1" || m[1] == "64") {
+			t.Errorf("count on %d threads: exit %d, stderr %q; want a warning of fewer workers: %v", threads, code, stderr, threads == 64)
 		}
 	}
 }
