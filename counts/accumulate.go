@@ -260,7 +260,7 @@ func newSpillScratch(c *Counter) *spillScratch {
 	return &spillScratch{
 		hist:  make([]uint32, c.v+1),
 		radix: make([]uint32, radixHistLen(2*c.idBits+c.dBits)),
-		wbuf:  make([]byte, 0, runBufSize),
+		wbuf:  make([]byte, 0, c.runBuf),
 	}
 }
 

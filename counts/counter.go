@@ -57,6 +57,7 @@ type Counter struct {
 	// denseBytes is the size of a dense table's count: 2 or 4.
 	denseBytes int
 	bufPairs   int // pair buffer entries per accumulator
+	runBuf     int // bytes of a spill's write buffer
 	readBuf    int // bytes per merge cursor
 	fanIn      int // sections one merge reads at once
 	ahead      int // row batches the merge may hold for partitions not yet emitted
@@ -77,9 +78,9 @@ type Counter struct {
 // sampling, subsampling, partition map: about 48 bytes per token) come off
 // the top. Of the rest, 3/4 is shared equally by the accumulators, each
 // spending at most a quarter of its share on the dense table (and all of
-// them 4 or 8 MiB at most, by the size of their counts) and the rest on the
-// pair buffer (8 bytes per pair, 8 of radix scratch, 4 for the
-// transposition index); the remaining 1/4 serves the merge workers (about
+// them 4 or 8 MiB at most, by the size of their counts), some on a spill's
+// histograms and write buffer, and the rest on the pair buffer (8 bytes per
+// pair, 8 of radix scratch, 4 for the transposition index); the remaining 1/4 serves the merge workers (about
 // 17 bytes per token each for tallies, plus the cursors' read buffers).
 // Accumulator buffers are released before the merge starts, which reads
 // the dense tables as they are.
@@ -240,7 +241,10 @@ func (c *Counter) layout(workers int) error {
 	// two threads, two tables of maxDense crowded each other out of the
 	// shared cache, and counting took 3 % more CPU and wall time.
 	c.dense = int(min(f, int64(maxDense/math.Sqrt(float64(w))), v))
-	rest := share - int64(c.dense*(c.dense+1)/2)*size - 4*(v+1) - 4*int64(radixHistLen(2*c.idBits+c.dBits))
+	// A spill's write buffer: at most a sixteenth of the share, so that
+	// small budgets keep room for pairs.
+	c.runBuf = int(min(runBufSize, share/16))
+	rest := share - int64(c.dense*(c.dense+1)/2)*size - 4*(v+1) - 4*int64(radixHistLen(2*c.idBits+c.dBits)) - int64(c.runBuf)
 	c.bufPairs = int(rest / bytesPerPair)
 	if c.bufPairs < minBufPairs {
 		return fmt.Errorf("counts: memory budget of %d bytes leaves room for only %d buffered pairs (vocabulary of %d tokens%s)",
