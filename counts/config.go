@@ -88,6 +88,9 @@ const (
 	MinMemory = 256 << 10
 	// MaxWindow bounds the window; the hot loop costs W steps per token.
 	MaxWindow = 1000
+	// MaxWorkers bounds the workers: the merge's partitions, 1024, are
+	// its units of work.
+	MaxWorkers = partitionsParallel
 	// MaxExpectedVocab is the largest vocabulary for which Expected
 	// negatives are written without ForceExpected.
 	MaxExpectedVocab = 10000
@@ -127,7 +130,8 @@ type Config struct {
 	Memory int64
 	// Workers is the most accumulators that run concurrently; Finish
 	// merges with as many goroutines. Default 1. A budget too small for
-	// them all serves fewer (Counter.Workers).
+	// them all serves fewer, and there are at most MaxWorkers
+	// (Counter.Workers).
 	Workers int
 	// TempDir holds the spill files; "" means os.TempDir().
 	TempDir string
@@ -172,8 +176,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("counts: negative power %v, want a finite number > 0", c.NegPower)
 	case c.Memory < MinMemory:
 		return fmt.Errorf("counts: memory budget %d bytes, want at least %d", c.Memory, MinMemory)
-	case c.Workers < 1 || c.Workers > 1024:
-		return fmt.Errorf("counts: %d workers, want 1..1024", c.Workers)
+	case c.Workers < 1:
+		return fmt.Errorf("counts: %d workers, want at least 1", c.Workers)
 	}
 	if _, err := windowScale(c.Window, c.Weighting); err != nil {
 		return err

@@ -174,7 +174,7 @@ func New(cfg Config, vocabCounts []int64) (*Counter, error) {
 // workers the output is the same, only slower to make.
 func (c *Counter) chooseWorkers() error {
 	var err error
-	for w := c.cfg.Workers; w >= 1; w-- {
+	for w := min(c.cfg.Workers, MaxWorkers); w >= 1; w-- {
 		if err = c.layout(w); err == nil {
 			c.cfg.Workers = w
 			return nil

@@ -166,8 +166,8 @@ func TestTinyBudgetSpills(t *testing.T) {
 
 // TestWorkersWithinBudget: a budget too small for every worker asked for
 // serves as many as it holds, one more not fitting, and they count what one
-// worker does; a budget too small for even one is an error that names no
-// workers.
+// worker does; a large one serves at most MaxWorkers; a budget too small
+// for even one is an error that names no workers.
 func TestWorkersWithinBudget(t *testing.T) {
 	cp := newCorpus(13, 2000, 600, 150, false)
 	cfg := Config{Window: 5, Negatives: 1, Seed: 11, Memory: 4 << 20, TempDir: t.TempDir()}
@@ -191,6 +191,12 @@ func TestWorkersWithinBudget(t *testing.T) {
 		t.Fatalf("%d workers on a %d-byte budget never spilled", w, cfg.Memory)
 	}
 	rowsEqual(t, fmt.Sprintf("%d workers", w), want, got)
+
+	cfg.Memory, cfg.Workers = DefaultMemory, 5000
+	if c, err = New(cfg, cp.counts); err != nil || c.Workers() != MaxWorkers {
+		t.Fatalf("%d workers asked for with a budget of %d: %v; want %d", cfg.Workers, cfg.Memory, err, MaxWorkers)
+	}
+	c.Close()
 
 	cfg.Memory = MinMemory
 	_, err = New(cfg, newCorpus(13, 6000, 10, 10, false).counts)

@@ -67,8 +67,11 @@ func Count(ctx context.Context, r *Reporter, cfg stages.CountConfig) (stages.Cou
 }
 
 // fewerWorkers is the warning for a count that ran on fewer workers than
-// it had threads, for want of memory.
+// it had threads: the most it uses, or as many as the memory budget holds.
 func fewerWorkers(workers, threads int, memory int64) string {
+	if workers == counts.MaxWorkers {
+		return fmt.Sprintf("counted on %d of %d threads, the most counting uses", workers, threads)
+	}
 	return fmt.Sprintf("counted on %d of %d threads: a memory budget of %d MiB holds no more workers for this vocabulary; a larger one would use them all",
 		workers, threads, memory>>20)
 }

@@ -177,7 +177,7 @@ func TestCountWarnsOfNoPairs(t *testing.T) {
 
 // TestCountWarnsOfFewerWorkers: more threads than the memory budget holds
 // workers for count on fewer, with a warning; as many as it holds count
-// without one.
+// without one; more than counts.MaxWorkers count on that many.
 func TestCountWarnsOfFewerWorkers(t *testing.T) {
 	dir := t.TempDir()
 	corpus, vocab, counts := filepath.Join(dir, "corpus.txt"), filepath.Join(dir, "v.parquet"), filepath.Join(dir, "c.parquet")
@@ -198,6 +198,10 @@ func TestCountWarnsOfFewerWorkers(t *testing.T) {
 		if code != exitOK || (m != nil) != (threads == 64) || m != nil && (m[2] != "64" || m[1] == "1" || m[1] == "64") {
 			t.Errorf("count on %d threads: exit %d, stderr %q; want a warning of fewer workers: %v", threads, code, stderr, threads == 64)
 		}
+	}
+	_, stderr, code := runPwe("count", corpus, "--vocab", vocab, "-o", counts, "--threads", "2000")
+	if want := "count: warning: counted on 1024 of 2000 threads, the most counting uses\n"; code != exitOK || !strings.Contains(stderr, want) {
+		t.Errorf("count on 2000 threads: exit %d, stderr %q; want the warning %q", code, stderr, want)
 	}
 }
 
