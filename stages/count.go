@@ -78,6 +78,11 @@ type CountConfig struct {
 	// writes the rows begins; what it returns follows the merge in parts
 	// of about equal work (counts.Counter.SetProgress; nil: no report).
 	Merge func() counts.Progress `json:"-" yaml:"-"`
+
+	// oovSpillAt, if positive, replaces the part of the budget an append
+	// run's tally of out-of-vocabulary tokens takes, for tests on small
+	// corpora.
+	oovSpillAt int64
 }
 
 // DefaultMemory is the count stage's default memory budget.
@@ -193,6 +198,9 @@ type CountStats struct {
 	// counted: fewer when the memory budget holds no more.
 	Threads int `json:"-"`
 	Workers int `json:"-"`
+	// oovSpills counts the runs an append run's tally of out-of-vocabulary
+	// tokens spilled.
+	oovSpills int
 }
 
 // vocabSettings reads the tokenize stage's settings from vocab.parquet.
@@ -303,6 +311,16 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		}
 		cc.Memory = max(cc.Memory-reserve, counts.MinMemory)
 	}
+	// An append run's tally of out-of-vocabulary tokens takes its part of
+	// the budget too.
+	var oovLimit int64
+	if prior != nil {
+		oovLimit = cc.Memory / oovShare
+		if cfg.oovSpillAt > 0 {
+			oovLimit = cfg.oovSpillAt
+		}
+		cc.Memory = max(cc.Memory-oovLimit, counts.MinMemory)
+	}
 
 	defer limitMemory(cfg.Memory)()
 
@@ -314,9 +332,17 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	workers := make([]*countWorker, counter.Workers())
 	for w := range workers {
 		workers[w] = &countWorker{acc: counter.NewAccumulator(), keepOOV: cfg.OOV == "keep"}
-		if prior != nil {
-			workers[w].oovTokens = tokenize.NewCounter()
+	}
+	var oov *oovTally
+	if prior != nil {
+		// A table per worker for text; a token stream's are counted by id,
+		// and named in one table at the end.
+		tables := len(workers)
+		if cfg.Tokens != "" {
+			tables = 1
 		}
+		oov = newOOVTally(cfg.TempDir, oovLimit, tables)
+		defer oov.Close()
 	}
 	index, err := newIndex()
 	if err != nil {
@@ -325,9 +351,9 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	stats := CountStats{Threads: cfg.Threads, Workers: len(workers)}
 	var corpus []input.Fingerprint
 	if cfg.Tokens != "" {
-		corpus, err = countStream(ctx, cfg, stream, fingerprint, tcfg, index, slices.Min(freq), workers, &stats)
+		corpus, err = countStream(ctx, cfg, stream, fingerprint, tcfg, index, slices.Min(freq), workers, oov, &stats)
 	} else {
-		corpus, err = countText(ctx, cfg, tcfg, index, workers, &stats)
+		corpus, err = countText(ctx, cfg, tcfg, index, workers, oov, &stats)
 	}
 	if err != nil {
 		return stats, err
@@ -348,11 +374,10 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	var inputs []input.Fingerprint
 	if prior != nil {
 		inputs = append(inputs, prior.fp)
-		oov := workers[0].oovTokens
-		for _, wk := range workers[1:] {
-			oov.Merge(wk.oovTokens)
+		stats.oovSpills = oov.runs.Len()
+		if stats.TopOOV, err = oov.top(); err != nil {
+			return stats, err
 		}
-		stats.TopOOV = topOOV(oov)
 		stats.TotalDocuments = prior.documents + stats.Documents
 		stats.TotalTokens = prior.tokens + stats.Tokens
 	}
@@ -428,9 +453,6 @@ type countWorker struct {
 	keepOOV bool
 	ids     []int32
 	oov     int64
-	// oovTokens counts the out-of-vocabulary tokens by name (append runs);
-	// memory grows with their distinct number, as in tokenize.
-	oovTokens *tokenize.Counter
 	// For text: the tokenizer and its tokens. For a token stream: the
 	// out-of-vocabulary tokens counted by stream id (append runs).
 	tk           *tokenize.Tokenizer
@@ -439,9 +461,10 @@ type countWorker struct {
 	docs, tokens int64
 }
 
-// countText reads, tokenizes and counts the corpus of cfg.Input; it returns
-// the corpus's fingerprints.
-func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index *tokenize.Index, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
+// countText reads, tokenizes and counts the corpus of cfg.Input, and its
+// out-of-vocabulary tokens in oov unless it is nil; it returns the corpus's
+// fingerprints.
+func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index *tokenize.Index, workers []*countWorker, oov *oovTally, stats *CountStats) ([]input.Fingerprint, error) {
 	r, _, err := cfg.Input.open(cfg.Progress, []string{cfg.Vocab}, cfg.Output)
 	if err != nil {
 		return nil, err
@@ -454,6 +477,10 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 	err = fanOut(ctx, r, len(workers), func(w int, b *input.Batch) error {
 		wk := workers[w]
 		defer invalid.note(wk.tk, wk.tk.Stats().InvalidUTF8, b)
+		var oovTokens *tokenize.Counter
+		if oov != nil {
+			oovTokens = oov.table(w)
+		}
 		for d, doc := range b.Docs {
 			// A long document is tokenized in pieces, and only its ids are
 			// held whole.
@@ -470,8 +497,8 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 						wk.ids = append(wk.ids, -1)
 					}
 					wk.oov++
-					if wk.oovTokens != nil {
-						wk.oovTokens.Add(toks[k : k+1])
+					if oovTokens != nil {
+						oovTokens.Add(toks[k : k+1])
 					}
 				}
 				return nil
@@ -482,6 +509,9 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 			if err := wk.acc.Add(wk.ids, b.Seq+int64(d)); err != nil {
 				return err
 			}
+		}
+		if oov != nil {
+			return oov.bound(w)
 		}
 		return nil
 	})
@@ -502,7 +532,7 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 // fingerprints of the stream's corpus and of the stream itself, which
 // fingerprint gives. least is the count of the vocabulary's rarest token.
 func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream, fingerprint func() (input.Fingerprint, error),
-	tcfg TokenizerConfig, index *tokenize.Index, least int64, workers []*countWorker, stats *CountStats) ([]input.Fingerprint, error) {
+	tcfg TokenizerConfig, index *tokenize.Index, least int64, workers []*countWorker, oov *oovTally, stats *CountStats) ([]input.Fingerprint, error) {
 	var made TokenizeConfig
 	var corpus []input.Fingerprint
 	var ts TokenizeStats
@@ -569,8 +599,8 @@ func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream, f
 	if p := cfg.Progress; p != nil {
 		p.SetTotal(s.ChunkBytes())
 	}
-	for _, wk := range workers {
-		if wk.oovTokens != nil {
+	if oov != nil {
+		for _, wk := range workers {
 			wk.oovByID = make([]int64, s.DictLen)
 		}
 	}
@@ -621,16 +651,18 @@ func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream, f
 			cfg.Tokens, formats.ErrTokenStream, docs, tokens, ts.Documents, ts.Tokens)
 	}
 	stats.Documents, stats.Tokens, stats.InvalidUTF8 = docs, tokens, ts.InvalidUTF8
-	if wk := workers[0]; wk.oovTokens != nil {
+	if oov != nil {
+		named := oov.table(0)
 		err := s.Dictionary(func(id int, tok []byte, _ int64) error {
 			var n int64
 			for _, o := range workers {
 				n += o.oovByID[id]
 			}
-			if n > 0 {
-				wk.oovTokens.AddCount(tok, n)
+			if n == 0 {
+				return nil
 			}
-			return nil
+			named.AddCount(tok, n)
+			return oov.bound(0)
 		})
 		if err != nil {
 			return nil, err

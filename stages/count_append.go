@@ -119,12 +119,70 @@ func AppendSeed(seed uint64, earlierInputs []byte) uint64 {
 	return binary.LittleEndian.Uint64(h.Sum(nil))
 }
 
-// topOOV lists the TopOOVTokens most frequent tokens of c, ties in byte
-// order.
-func topOOV(c *tokenize.Counter) []TokenCount {
+// oovTally counts an append run's out-of-vocabulary tokens by name, for
+// the most frequent of them in the stage summary. Like tokenize's tables,
+// its tables stay within a memory limit: one past its share spills as a
+// run to the temporary directory, and the runs give the same tokens.
+type oovTally struct {
+	runs   *tokenize.Runs
+	limit  int64 // bytes of every table together
+	tables []*tokenize.Counter
+}
+
+// oovShare is the part of count's budget an append run's tally takes.
+const oovShare = 8
+
+func newOOVTally(dir string, limit int64, tables int) *oovTally {
+	o := &oovTally{runs: tokenize.NewRuns(dir), limit: limit, tables: make([]*tokenize.Counter, tables)}
+	for i := range o.tables {
+		o.tables[i] = tokenize.NewCounter()
+	}
+	return o
+}
+
+// table returns table i, which one goroutine at a time may use.
+func (o *oovTally) table(i int) *tokenize.Counter { return o.tables[i] }
+
+// bound spills table i if it takes more than its equal share of the limit.
+func (o *oovTally) bound(i int) error {
+	c := o.tables[i]
+	if c.Footprint() <= o.limit/int64(len(o.tables)) {
+		return nil
+	}
+	if err := o.runs.Spill(c); err != nil {
+		return err
+	}
+	c.Reset()
+	return nil
+}
+
+// top returns the TopOOVTokens most frequent tokens, ties in byte order.
+func (o *oovTally) top() ([]TokenCount, error) {
+	var entries []tokenize.Entry
+	if o.runs.Len() == 0 {
+		all := o.tables[0]
+		for _, c := range o.tables[1:] {
+			all.Merge(c)
+		}
+		entries = all.Vocabulary(TopOOVTokens, 1)
+	} else {
+		for _, c := range o.tables {
+			if err := o.runs.Spill(c); err != nil {
+				return nil, err
+			}
+			c.Reset()
+		}
+		var err error
+		if entries, _, err = o.runs.Vocabulary(TopOOVTokens, 1, o.limit); err != nil {
+			return nil, err
+		}
+	}
 	var out []TokenCount
-	for _, e := range c.Vocabulary(TopOOVTokens, 1) {
+	for _, e := range entries {
 		out = append(out, TokenCount{Token: e.Token, Count: e.Count})
 	}
-	return out
+	return out, nil
 }
+
+// Close removes the runs' files.
+func (o *oovTally) Close() error { return o.runs.Close() }

@@ -1,9 +1,11 @@
 package stages
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,6 +230,60 @@ func checkOOV(t *testing.T, corpus, vocab string, st CountStats) {
 	})
 	if total != st.OOVTokens || !slices.Equal(st.TopOOV, all[:TopOOVTokens]) {
 		t.Errorf("%d OOV tokens, top %v; recounted %d, top %v", st.OOVTokens, st.TopOOV, total, all[:TopOOVTokens])
+	}
+}
+
+// TestAppendOOVWithinLimit appends a corpus of many distinct
+// out-of-vocabulary tokens, from text and from a token stream, with a
+// tally limit that makes it spill: the most frequent of them, with ties at
+// the cut, and the output's bytes are those of a run that holds them all.
+func TestAppendOOVWithinLimit(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "0")
+	ctx := context.Background()
+	dir := t.TempDir()
+	vocab := tokenizeFixture(t, dir)
+	a, _, _ := halveFixture(t, dir)
+	old := filepath.Join(dir, "old.parquet")
+	if _, err := Count(ctx, CountConfig{Input: TextInput{Paths: []string{a}, DocSep: "line"}, Vocab: vocab, Output: old}); err != nil {
+		t.Fatal(err)
+	}
+	// Thirteen tokens seen 1540 times each (a tie across the cut of ten)
+	// and 20 020 seen once, among words of the vocabulary, in documents of
+	// two reading batches.
+	corpus := filepath.Join(dir, "new.txt")
+	var text strings.Builder
+	for i := range 13 * 1540 {
+		fmt.Fprintf(&text, "the zq%d of zr%05x and\n\n", i%13, i*7919)
+	}
+	if err := os.WriteFile(corpus, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, tokens := tokenizeWithStream(t, t.TempDir(), corpus, 1)
+	for _, from := range []string{"text", "stream"} {
+		var outs [2][]byte
+		for i, spillAt := range []int64{0, 4 << 10} {
+			cfg := CountConfig{Vocab: vocab, Append: old, Output: filepath.Join(dir, fmt.Sprintf("%s%d.parquet", from, i)),
+				Threads: 1 + 2*i, oovSpillAt: spillAt}
+			if from == "text" {
+				cfg.Input = TextInput{Paths: []string{corpus}, DocSep: "blank"}
+			} else {
+				cfg.Tokens = tokens
+			}
+			st, err := Count(ctx, cfg)
+			if err != nil {
+				t.Fatalf("%s, tally limit %d: %v", from, spillAt, err)
+			}
+			if (st.oovSpills > 0) != (spillAt > 0) {
+				t.Errorf("%s, tally limit %d: %d spills", from, spillAt, st.oovSpills)
+			}
+			checkOOV(t, corpus, vocab, st)
+			if outs[i], err = os.ReadFile(cfg.Output); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(outs[0], outs[1]) {
+			t.Errorf("%s: the output with a spilled tally differs from the one held in memory", from)
+		}
 	}
 }
 
