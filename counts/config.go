@@ -133,6 +133,11 @@ type Config struct {
 	// them all serves fewer, and there are at most MaxWorkers
 	// (Counter.Workers).
 	Workers int
+	// WorkerBytes is the memory each worker holds outside the counter,
+	// such as its input in flight. It comes off Memory for every worker but
+	// the first, whose share the caller counts with its own: the budget is
+	// the same for one worker whatever it is.
+	WorkerBytes int64
 	// TempDir holds the spill files; "" means os.TempDir().
 	TempDir string
 	// Seed keys every random choice.
@@ -176,6 +181,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("counts: negative power %v, want a finite number > 0", c.NegPower)
 	case c.Memory < MinMemory:
 		return fmt.Errorf("counts: memory budget %d bytes, want at least %d", c.Memory, MinMemory)
+	case c.WorkerBytes < 0:
+		return fmt.Errorf("counts: %d bytes held per worker, want at least 0", c.WorkerBytes)
 	case c.Workers < 1:
 		return fmt.Errorf("counts: %d workers, want at least 1", c.Workers)
 	}

@@ -222,14 +222,14 @@ func partitions(counts []int64, total float64, p int) []int32 {
 // layout divides the memory budget among workers workers, or reports
 // that it cannot.
 func (c *Counter) layout(workers int) error {
-	m := c.cfg.Memory
 	w := int64(workers)
+	m := c.cfg.Memory - (w-1)*c.cfg.WorkerBytes
 	v := int64(c.v)
 	avail := m - tableBytesPerToken*v
 	share := avail * 3 / 4 / w
 	mergeShare := avail/4/w - mergeBytesPerToken*v
 	if share <= 0 || mergeShare < 8*minReadBuf {
-		return fmt.Errorf("counts: memory budget of %d bytes is too small for a vocabulary of %d tokens%s", m, v, onWorkers(w))
+		return fmt.Errorf("counts: memory budget of %d bytes is too small for a vocabulary of %d tokens%s", c.cfg.Memory, v, onWorkers(w))
 	}
 	size := int64(c.denseBytes)
 	f := int64(math.Sqrt(float64(share) / float64(size) / 2))
@@ -248,7 +248,7 @@ func (c *Counter) layout(workers int) error {
 	c.bufPairs = int(rest / bytesPerPair)
 	if c.bufPairs < minBufPairs {
 		return fmt.Errorf("counts: memory budget of %d bytes leaves room for only %d buffered pairs (vocabulary of %d tokens%s)",
-			m, max(c.bufPairs, 0), v, onWorkers(w))
+			c.cfg.Memory, max(c.bufPairs, 0), v, onWorkers(w))
 	}
 	// Partitions are emitted in order, so the workers merging the
 	// partitions after the one being written must keep their rows until

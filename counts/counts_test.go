@@ -192,6 +192,24 @@ func TestWorkersWithinBudget(t *testing.T) {
 	}
 	rowsEqual(t, fmt.Sprintf("%d workers", w), want, got)
 
+	// Memory held outside the counter by every worker but the first comes
+	// off the budget: at 1 MiB each, 4 MiB holds 4 workers (a fifth would
+	// leave the counter nothing), and a lone worker is not charged.
+	for _, tc := range []struct {
+		memory, workerBytes int64
+		want                int
+	}{{4 << 20, 1 << 20, 4}, {MinMemory << 1, 1 << 30, 1}} {
+		cfg := Config{Window: 5, Memory: tc.memory, Workers: 64, WorkerBytes: tc.workerBytes}
+		c, err := New(cfg, cp.counts)
+		if err != nil {
+			t.Fatalf("%d bytes, %d held by each worker: %v", tc.memory, tc.workerBytes, err)
+		}
+		if c.Workers() != tc.want {
+			t.Fatalf("%d bytes, %d held by each worker: %d workers, want %d", tc.memory, tc.workerBytes, c.Workers(), tc.want)
+		}
+		c.Close()
+	}
+
 	cfg.Memory, cfg.Workers = DefaultMemory, 5000
 	if c, err = New(cfg, cp.counts); err != nil || c.Workers() != MaxWorkers {
 		t.Fatalf("%d workers asked for with a budget of %d: %v; want %d", cfg.Workers, cfg.Memory, err, MaxWorkers)

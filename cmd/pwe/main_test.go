@@ -191,15 +191,15 @@ func TestCountWarnsOfFewerWorkers(t *testing.T) {
 	if _, stderr, code := runPwe("tokenize", corpus, "-o", vocab); code != exitOK {
 		t.Fatalf("tokenize: exit %d: %s", code, stderr)
 	}
-	warning := regexp.MustCompile(`count: warning: counted on ([0-9]+) of ([0-9]+) threads: a memory budget of 1 MiB holds no more workers for this vocabulary`)
+	warning := regexp.MustCompile(`count: warning: counted on ([0-9]+) of ([0-9]+) threads: a memory budget of 8 MiB holds no more workers for this vocabulary`)
 	for _, threads := range []int{64, 2} {
-		_, stderr, code := runPwe("count", corpus, "--vocab", vocab, "-o", counts, "--memory", "1MiB", "--threads", strconv.Itoa(threads))
+		_, stderr, code := runPwe("count", corpus, "--vocab", vocab, "-o", counts, "--memory", "8MiB", "--threads", strconv.Itoa(threads))
 		m := warning.FindStringSubmatch(stderr)
 		if code != exitOK || (m != nil) != (threads == 64) || m != nil && (m[2] != "64" || m[1] == "1" || m[1] == "64") {
 			t.Errorf("count on %d threads: exit %d, stderr %q; want a warning of fewer workers: %v", threads, code, stderr, threads == 64)
 		}
 	}
-	_, stderr, code := runPwe("count", corpus, "--vocab", vocab, "-o", counts, "--threads", "2000")
+	_, stderr, code := runPwe("count", corpus, "--vocab", vocab, "-o", counts, "--threads", "2000", "--memory", "4GiB")
 	if want := "count: warning: counted on 1024 of 2000 threads, the most counting uses\n"; code != exitOK || !strings.Contains(stderr, want) {
 		t.Errorf("count on 2000 threads: exit %d, stderr %q; want the warning %q", code, stderr, want)
 	}
