@@ -74,14 +74,16 @@ type Counter struct {
 	ended   bool
 }
 
-// Memory layout. Of the budget M, the vocabulary-sized tables (negative
-// sampling, subsampling, partition map: about 48 bytes per token) come off
-// the top. Of the rest, 3/4 is shared equally by the accumulators, each
-// spending at most a quarter of its share on the dense table (and all of
-// them 4 or 8 MiB at most, by the size of their counts), some on a spill's
-// histograms and write buffer, and the rest on the pair buffer (8 bytes per
-// pair, 8 of radix scratch, 4 for the transposition index); the remaining 1/4 serves the merge workers (about
-// 17 bytes per token each for tallies, plus the cursors' read buffers).
+// Memory layout. Of the budget M, what the workers beyond the first hold
+// outside the counter (Config.WorkerBytes each) and the vocabulary-sized
+// tables (negative sampling, subsampling, partition map: about 48 bytes per
+// token) come off the top. Of the rest, 3/4 is shared equally by the
+// accumulators, each spending at most a quarter of its share on the dense
+// table (and all of them 4 or 8 MiB at most, by the size of their counts),
+// some on a spill's histograms and write buffer, and the rest on the pair
+// buffer (8 bytes per pair, 8 of radix scratch, 4 for the transposition
+// index); the remaining 1/4 serves the merge workers (about 17 bytes per
+// token each for tallies, plus the cursors' read buffers).
 // Accumulator buffers are released before the merge starts, which reads
 // the dense tables as they are.
 const (
@@ -147,6 +149,9 @@ func New(cfg Config, vocabCounts []int64) (*Counter, error) {
 			c.keepThr[id] = keepProbThreshold(float64(n)/total, cfg.Subsample)
 		}
 	}
+	if err := c.chooseWorkers(); err != nil {
+		return nil, err
+	}
 	// The merge emits partitions in order, and a worker merging one ahead
 	// of the partition being emitted stops when its rows fill the merge's
 	// look-ahead (c.ahead batches), so partitions must be small enough for
@@ -157,9 +162,6 @@ func New(cfg Config, vocabCounts []int64) (*Counter, error) {
 	// 5.52-5.81 s, and bench-raw itself no longer. One worker has nothing
 	// to wait for, and reading 1024 partitions of each spill file took it
 	// 2-4 % longer there.
-	if err := c.chooseWorkers(); err != nil {
-		return nil, err
-	}
 	parts := partitionsOneWorker
 	if c.cfg.Workers > 1 {
 		parts = partitionsParallel
