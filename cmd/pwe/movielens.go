@@ -46,7 +46,7 @@ DIR/vocab.parquet (external_id = movieId) and DIR/counts.parquet.`,
 			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed` for --max-per-user and negatives")
 			fs.Var(&memory, "memory", "memory `budget` for the whole stage, e.g. 512MiB")
 			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled runs (default: the system's)")
-			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core); the output does not depend on it")
+			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core), as many as --memory holds; the output does not depend on it")
 			return func(ctx context.Context, args []string) error {
 				if len(args) != 1 {
 					return usagef("movielens: want one ratings file, got %d arguments", len(args))

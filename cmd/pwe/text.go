@@ -104,7 +104,7 @@ instead of the text, which is faster; the counts are the same.`,
 			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed` for subsampling and negatives")
 			fs.Var(&memory, "memory", "memory `budget` for pair tables, e.g. 256MiB")
 			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled runs (default: the system's)")
-			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core); the output does not depend on it")
+			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core), as many as --memory holds; the output does not depend on it")
 			return func(ctx context.Context, args []string) error {
 				cfg.Input.Paths = args
 				cfg.Stdout = e.stdout
