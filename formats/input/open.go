@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -107,11 +108,20 @@ func unwrapPathError(err error) error {
 	return err
 }
 
+// readBufs recycles the read buffers of closed plain files: a corpus of
+// many small files made one 64 KiB buffer for each, and clearing them took
+// a sixth of tokenize's CPU on 20 000 files of 1 KB. A decompressor's file
+// keeps its own, since a decoder may read ahead on goroutines of its own.
+var readBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<16) }}
+
 func newFile(path string, r io.Reader, closer io.Closer) (*File, error) {
 	raw := &hashingReader{r: r, h: sha256.New()}
-	f := &File{path: path, raw: raw, buf: bufio.NewReaderSize(raw, 1<<16)}
+	buf := readBufs.Get().(*bufio.Reader)
+	buf.Reset(raw)
+	f := &File{path: path, raw: raw, buf: buf}
 	head, err := f.buf.Peek(magicLen)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		f.recycle()
 		return nil, &ParseError{Path: path, Err: unwrapPathError(err)}
 	}
 	want := codecFromExt(path)
@@ -121,6 +131,7 @@ func newFile(path string, r io.Reader, closer io.Closer) (*File, error) {
 		if len(head) > 0 {
 			found = fmt.Sprintf("begins %q", head[:min(len(head), 4)])
 		}
+		f.recycle()
 		return nil, &ParseError{Path: path, Err: fmt.Errorf("not %s data (%s): %w", want, found, ErrWrongMagic)}
 	}
 	closeRaw := func() error { return nil }
@@ -135,12 +146,14 @@ func newFile(path string, r io.Reader, closer io.Closer) (*File, error) {
 	case codecGzip:
 		zr, err := gzip.NewReader(f.buf)
 		if err != nil {
+			f.recycle()
 			return nil, &ParseError{Path: path, Err: corrupt(codecGzip, err)}
 		}
 		f.dec = zr
 	case codecZstd:
 		zr, err := zstd.NewReader(f.buf, zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderLowmem(true))
 		if err != nil {
+			f.recycle()
 			return nil, &ParseError{Path: path, Err: corrupt(codecZstd, err)}
 		}
 		f.dec = zr
@@ -241,7 +254,20 @@ func (f *File) Close() error {
 	}
 	err := f.close()
 	f.close = nil
+	if f.codec == codecNone {
+		f.recycle()
+	}
+	if f.err == nil {
+		f.err = &ParseError{Path: f.path, Err: os.ErrClosed}
+	}
 	return err
+}
+
+// recycle returns f's read buffer to readBufs; f reads no more.
+func (f *File) recycle() {
+	f.buf.Reset(nil)
+	readBufs.Put(f.buf)
+	f.buf, f.dec = nil, nil
 }
 
 // OnRead makes f call fn with the number of raw bytes (as stored, so
