@@ -3,6 +3,7 @@ package stages
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -92,6 +93,9 @@ func (t TextInput) open(p ReadProgress, others []string, outputs ...string) (*in
 // input and output are skipped.
 func checkOutputs(inputs []string, outputs ...string) error {
 	named := func(p string) bool { return p != "" && p != StdioPath }
+	// The inputs are looked at once, and only if an output exists: a
+	// corpus may be many thousands of files.
+	var inputInfo []fs.FileInfo
 	for i, out := range outputs {
 		if !named(out) {
 			continue
@@ -105,11 +109,19 @@ func checkOutputs(inputs []string, outputs ...string) error {
 		if err != nil {
 			continue // no file yet, so none of the inputs
 		}
-		for _, in := range inputs {
-			if !named(in) {
-				continue
+		if inputInfo == nil {
+			inputInfo = make([]fs.FileInfo, len(inputs))
+			for j, in := range inputs {
+				if !named(in) {
+					continue
+				}
+				if fi, err := os.Stat(in); err == nil {
+					inputInfo[j] = fi
+				}
 			}
-			if fi, err := os.Stat(in); err == nil && os.SameFile(fi, fo) {
+		}
+		for j, in := range inputs {
+			if fi := inputInfo[j]; fi != nil && os.SameFile(fi, fo) {
 				return fmt.Errorf("the output %s is the input %s, which writing it would replace; name another output", out, in)
 			}
 		}
