@@ -115,7 +115,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		}
 		end := time.Now()
 		man.set(StageRecord{
-			Name: st.name, Key: key, Settings: settings, Seed: st.seed, Inputs: inputs, Outputs: outputs,
+			Name: st.name, Key: key, Settings: settings, Seed: st.seed, Inputs: input.Summarize(inputs), Outputs: outputs,
 			Version: version.String(), Start: start.UTC(), End: end.UTC(), Seconds: end.Sub(start).Seconds(),
 			PeakRSS: peakRSS(), Stats: stats,
 		})

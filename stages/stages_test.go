@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -142,6 +146,66 @@ func TestCountDeterministic(t *testing.T) {
 		if st.Threads != run.threads || st.Workers < 1 || st.Workers > run.threads ||
 			(run.threads == 64) != (st.Workers < run.threads) || run.threads == 64 && st.Workers == 1 {
 			t.Errorf("threads %d, memory %d: counted on %d workers of %d threads", run.threads, run.memory, st.Workers, st.Threads)
+		}
+	}
+}
+
+// TestManyInputFiles: a corpus of more files than input.MaxListedInputs
+// is recorded in the outputs' pwe.inputs as one fingerprint, which the
+// files give again; one of as many files as that lists them all.
+func TestManyInputFiles(t *testing.T) {
+	for _, n := range []int{input.MaxListedInputs, input.MaxListedInputs + 1} {
+		dir := t.TempDir()
+		corpus := filepath.Join(dir, "corpus")
+		if err := os.Mkdir(corpus, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var fps []input.Fingerprint
+		for i := range n {
+			path := filepath.Join(corpus, fmt.Sprintf("doc%05d.txt", i))
+			if err := os.WriteFile(path, fmt.Appendf(nil, "the cat number %d sat\n", i%17), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fp, err := input.FingerprintFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fps = append(fps, fp)
+		}
+		vocab, counts := filepath.Join(dir, "vocab.parquet"), filepath.Join(dir, "counts.parquet")
+		if _, err := Tokenize(context.Background(), TokenizeConfig{Input: TextInput{Paths: []string{corpus}}, Output: vocab}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Count(context.Background(), CountConfig{Input: TextInput{Paths: []string{corpus}}, Vocab: vocab, Output: counts}); err != nil {
+			t.Fatal(err)
+		}
+		_, vmeta, err := formats.ReadVocab(vocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, cmeta := readCountsFile(t, counts)
+		want := fps
+		if n > input.MaxListedInputs {
+			sum := sha256.New()
+			var size int64
+			for _, fp := range fps {
+				fmt.Fprintf(sum, "%s\t%d\t%s\n", fp.Path, fp.Size, fp.SHA256)
+				size += fp.Size
+			}
+			want = []input.Fingerprint{{Path: fmt.Sprintf("%d files, %s to %s", n, fps[0].Path, fps[n-1].Path), Size: size, SHA256: hex.EncodeToString(sum.Sum(nil))}}
+		}
+		for _, f := range []struct {
+			name  string
+			meta  formats.Meta
+			extra int // the vocabulary, after the corpus
+		}{{"vocab.parquet", vmeta, 0}, {"counts.parquet", cmeta, 1}} {
+			var got []input.Fingerprint
+			if err := json.Unmarshal(f.meta.Inputs.(json.RawMessage), &got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want)+f.extra || !slices.Equal(got[:len(want)], want) {
+				t.Errorf("%d files: %s records %d inputs, the first %+v; want %d, the first %+v", n, f.name, len(got), got[0], len(want)+f.extra, want[0])
+			}
 		}
 	}
 }

@@ -33,6 +33,34 @@ type Fingerprint struct {
 	SHA256 string `json:"sha256"`
 }
 
+// MaxListedInputs is the most input files an output's pwe.inputs lists one
+// by one (Summarize): a fingerprint takes about 120 bytes of the file's
+// footer, and readers refuse footers of 100 MB (pyarrow's default limit),
+// which a corpus of a million files would make.
+const MaxListedInputs = 1000
+
+// Summarize returns fps, or for more than MaxListedInputs fingerprints one
+// that stands for them all: its path gives their number and the first and
+// last paths, its size is their total, and its sha256 is the SHA-256 of one
+// line "path\tsize\tsha256\n" per file, in order, so that the files can
+// be checked against it.
+func Summarize(fps []Fingerprint) []Fingerprint {
+	if len(fps) <= MaxListedInputs {
+		return fps
+	}
+	h := sha256.New()
+	var size int64
+	for _, fp := range fps {
+		fmt.Fprintf(h, "%s\t%d\t%s\n", fp.Path, fp.Size, fp.SHA256)
+		size += fp.Size
+	}
+	return []Fingerprint{{
+		Path:   fmt.Sprintf("%d files, %s to %s", len(fps), fps[0].Path, fps[len(fps)-1].Path),
+		Size:   size,
+		SHA256: hex.EncodeToString(h.Sum(nil)),
+	}}
+}
+
 // Codec names used in messages.
 const (
 	codecNone  = ""

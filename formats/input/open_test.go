@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -139,6 +141,32 @@ func TestOpenRecyclesBuffers(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if perFile := (after.TotalAlloc - before.TotalAlloc) / files; perFile > 32<<10 {
 		t.Errorf("opening, reading and closing a 2-byte file allocated %d bytes; its 64 KiB read buffer is not reused", perFile)
+	}
+}
+
+// TestSummarize: up to MaxListedInputs fingerprints are kept as they are;
+// more become one whose sha256 is that of their lines, recomputed here.
+func TestSummarize(t *testing.T) {
+	fps := make([]Fingerprint, MaxListedInputs+1)
+	var lines strings.Builder
+	var size int64
+	for i := range fps {
+		sum := sha256.Sum256([]byte{byte(i), byte(i >> 8)})
+		fps[i] = Fingerprint{Path: filepath.Join("corpus", strings.Repeat("x", i%7)+".txt"), Size: int64(i * 3), SHA256: hex.EncodeToString(sum[:])}
+		lines.WriteString(fps[i].Path + "\t" + strconv.FormatInt(fps[i].Size, 10) + "\t" + fps[i].SHA256 + "\n")
+		size += fps[i].Size
+	}
+	if got := Summarize(fps[:MaxListedInputs]); len(got) != MaxListedInputs || got[0] != fps[0] || got[MaxListedInputs-1] != fps[MaxListedInputs-1] {
+		t.Fatalf("%d fingerprints summarised to %d", MaxListedInputs, len(got))
+	}
+	sum := sha256.Sum256([]byte(lines.String()))
+	want := Fingerprint{
+		Path:   fmt.Sprintf("%d files, %s to %s", len(fps), fps[0].Path, fps[len(fps)-1].Path),
+		Size:   size,
+		SHA256: hex.EncodeToString(sum[:]),
+	}
+	if got := Summarize(fps); len(got) != 1 || got[0] != want {
+		t.Fatalf("%d fingerprints summarised to %+v, want %+v", len(fps), got, want)
 	}
 }
 
