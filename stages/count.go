@@ -532,7 +532,7 @@ func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index
 	}
 	stats.Documents, stats.Tokens, stats.InvalidUTF8 = ts.Docs, ts.Tokens, ts.InvalidUTF8
 	stats.FirstInvalidUTF8 = invalid.first()
-	return input.Summarize(r.Fingerprints()), nil
+	return r.Fingerprints(), nil
 }
 
 // countStream counts the token stream s, opened from cfg.Tokens, whose

@@ -199,7 +199,7 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	stats.VocabSize = vocabSize
 	stats.VocabCoverage = float64(covered) / float64(ts.Tokens)
 	stats.Seconds = time.Since(start).Seconds()
-	meta := formats.Meta{Config: cfg, Inputs: input.Summarize(r.Fingerprints()), Stats: stats}
+	meta := formats.Meta{Config: cfg, Inputs: r.Fingerprints(), Stats: stats}
 	// The metadata needs the vocabulary's size, not its tokens: the stream's
 	// chunks are synced and its trailer written on another goroutine while
 	// the tokens are ranked and the vocabulary written (both only read the

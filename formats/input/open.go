@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,19 +46,44 @@ const MaxListedInputs = 1000
 // line "path\tsize\tsha256\n" per file, in order, so that the files can
 // be checked against it.
 func Summarize(fps []Fingerprint) []Fingerprint {
-	if len(fps) <= MaxListedInputs {
-		return fps
-	}
-	h := sha256.New()
-	var size int64
+	var l fingerprintLog
 	for _, fp := range fps {
-		fmt.Fprintf(h, "%s\t%d\t%s\n", fp.Path, fp.Size, fp.SHA256)
-		size += fp.Size
+		l.add(fp)
+	}
+	return l.result()
+}
+
+// fingerprintLog is Summarize for fingerprints that come one at a time:
+// it holds MaxListedInputs of them at most, whatever their number.
+type fingerprintLog struct {
+	listed []Fingerprint // the first MaxListedInputs
+	n      int
+	size   int64
+	last   string
+	lines  hash.Hash
+}
+
+func (l *fingerprintLog) add(fp Fingerprint) {
+	if l.lines == nil {
+		l.lines = sha256.New()
+	}
+	fmt.Fprintf(l.lines, "%s\t%d\t%s\n", fp.Path, fp.Size, fp.SHA256)
+	if l.n < MaxListedInputs {
+		l.listed = append(l.listed, fp)
+	}
+	l.n++
+	l.size += fp.Size
+	l.last = fp.Path
+}
+
+func (l *fingerprintLog) result() []Fingerprint {
+	if l.n <= MaxListedInputs {
+		return slices.Clone(l.listed)
 	}
 	return []Fingerprint{{
-		Path:   fmt.Sprintf("%d files, %s to %s", len(fps), fps[0].Path, fps[len(fps)-1].Path),
-		Size:   size,
-		SHA256: hex.EncodeToString(h.Sum(nil)),
+		Path:   fmt.Sprintf("%d files, %s to %s", l.n, l.listed[0].Path, l.last),
+		Size:   l.size,
+		SHA256: hex.EncodeToString(l.lines.Sum(nil)),
 	}}
 }
 

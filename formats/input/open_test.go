@@ -145,7 +145,8 @@ func TestOpenRecyclesBuffers(t *testing.T) {
 }
 
 // TestSummarize: up to MaxListedInputs fingerprints are kept as they are;
-// more become one whose sha256 is that of their lines, recomputed here.
+// more become one whose sha256 is that of their lines, recomputed here, and
+// their log holds no more than that many.
 func TestSummarize(t *testing.T) {
 	fps := make([]Fingerprint, MaxListedInputs+1)
 	var lines strings.Builder
@@ -167,6 +168,16 @@ func TestSummarize(t *testing.T) {
 	}
 	if got := Summarize(fps); len(got) != 1 || got[0] != want {
 		t.Fatalf("%d fingerprints summarised to %+v, want %+v", len(fps), got, want)
+	}
+	// A Reader's log of the files it read keeps no more than it lists.
+	var l fingerprintLog
+	for range 3 {
+		for _, fp := range fps {
+			l.add(fp)
+		}
+	}
+	if len(l.listed) != MaxListedInputs || l.n != 3*len(fps) {
+		t.Errorf("the log of %d files holds %d of them", l.n, len(l.listed))
 	}
 }
 

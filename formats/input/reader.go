@@ -3,7 +3,6 @@ package input
 import (
 	"fmt"
 	"io"
-	"slices"
 )
 
 // Document is one document of the input. Text is valid only until the next
@@ -29,7 +28,7 @@ type Reader struct {
 
 	ndocs   int64 // documents returned so far, including doc
 	nskip   int64 // skipped records of inputs already closed
-	fps     []Fingerprint
+	fps     fingerprintLog
 	lineBuf []byte // the line scanner's buffer, reused from input to input
 
 	onRead    func(int64) // OnRead's hook, or nil
@@ -147,7 +146,7 @@ func (r *Reader) finishInput() error {
 	if r.onRead != nil && fp.Size > r.inputRead {
 		r.countRead(fp.Size - r.inputRead)
 	}
-	r.fps = append(r.fps, fp)
+	r.fps.add(fp)
 	return nil
 }
 
@@ -177,8 +176,10 @@ func (r *Reader) Skipped() int64 {
 	return n
 }
 
-// Fingerprints describes every input read to its end so far, in order.
-func (r *Reader) Fingerprints() []Fingerprint { return slices.Clone(r.fps) }
+// Fingerprints describes every input read to its end so far, in order, as
+// Summarize does: one by one up to MaxListedInputs of them, and more as
+// one. The Reader keeps no more than that, however many files it reads.
+func (r *Reader) Fingerprints() []Fingerprint { return r.fps.result() }
 
 // Close releases the open input. Reading stops; it is safe to call twice.
 func (r *Reader) Close() error {
