@@ -207,7 +207,6 @@ func newFile(path string, r io.Reader, closer io.Closer) (*File, error) {
 	case codecZstd:
 		zr, err := zstd.NewReader(f.buf, zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderLowmem(true))
 		if err != nil {
-			f.recycle()
 			return nil, &ParseError{Path: path, Err: corrupt(codecZstd, err)}
 		}
 		f.dec = zr
