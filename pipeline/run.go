@@ -80,12 +80,17 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	cpath := filepath.Join(cfg.Output, HashCacheFile)
+	cache := loadHashCache(cpath)
+	// Whatever the run's end, the fingerprints it made spare the next one
+	// their reading; a cache that cannot be written only costs that.
+	defer cache.save(cpath)
 	var rep Report
 	for _, st := range plan {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		inputs, err := fingerprints(st.inputs)
+		inputs, err := cache.fingerprints(st.inputs)
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", st.name, err)
 		}
@@ -95,7 +100,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		}
 		key := stageKey(st.name, settings, inputs)
 		log := opt.Reporter.Stage(st.name)
-		if !opt.Force && upToDate(man.find(st.name), key, st.outputs) {
+		if !opt.Force && cache.upToDate(man.find(st.name), key, st.outputs) {
 			log.Info("up to date, skipped")
 			rep.Skipped = append(rep.Skipped, st.name)
 			continue
@@ -109,7 +114,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", st.name, err)
 		}
-		outputs, err := fingerprints(st.outputs)
+		outputs, err := cache.fingerprints(st.outputs)
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", st.name, err)
 		}
@@ -293,15 +298,16 @@ func (c Config) stageSeed(stage string, s uint64) uint64 {
 	return c.Seed
 }
 
-// fingerprints hashes every path; the embedded corpus is hashed through
-// its reader, standard input cannot be (ErrStdin).
-func fingerprints(paths []string) ([]input.Fingerprint, error) {
+// fingerprints hashes every path, unless the cache vouches for it; the
+// embedded corpus is hashed through its reader, standard input cannot be
+// (ErrStdin).
+func (c *hashCache) fingerprints(paths []string) ([]input.Fingerprint, error) {
 	fps := make([]input.Fingerprint, 0, len(paths))
 	for _, p := range paths {
 		if p == "-" {
 			return nil, errStdin
 		}
-		fp, err := input.FingerprintFile(p)
+		fp, err := c.fingerprint(p)
 		if err != nil {
 			f, oerr := input.Open(p)
 			if oerr != nil {
@@ -332,12 +338,12 @@ func stageKey(name string, settings []byte, inputs []input.Fingerprint) string {
 
 // upToDate reports whether rec matches key and every output still has the
 // fingerprint rec recorded.
-func upToDate(rec *StageRecord, key string, outputs []string) bool {
+func (c *hashCache) upToDate(rec *StageRecord, key string, outputs []string) bool {
 	if rec == nil || rec.Key != key || len(rec.Outputs) != len(outputs) {
 		return false
 	}
 	for i, p := range outputs {
-		fp, err := input.FingerprintFile(p)
+		fp, err := c.fingerprint(p)
 		if err != nil || fp.SHA256 != rec.Outputs[i].SHA256 || fp.Size != rec.Outputs[i].Size {
 			return false
 		}
