@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"encoding/json"
-	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -28,11 +27,11 @@ const HashCacheFile = ".pwe-fingerprints.json"
 // index has the same rule for its "racy" entries).
 type hashCache struct {
 	files map[string]hashEntry
-	// loaded is what the file held, to save only a changed cache.
-	loaded map[string]hashEntry
 	// used holds the entries this run looked up or made; the others are
 	// dropped when the cache is saved.
 	used map[string]bool
+	// changed reports an entry made or dropped since the cache was loaded.
+	changed bool
 }
 
 type hashEntry struct {
@@ -51,7 +50,7 @@ func newHashCache(files map[string]hashEntry) *hashCache {
 	if files == nil {
 		files = map[string]hashEntry{}
 	}
-	return &hashCache{files: files, loaded: maps.Clone(files), used: map[string]bool{}}
+	return &hashCache{files: files, used: map[string]bool{}}
 }
 
 // loadHashCache reads the cache at path; a missing or unreadable one is an
@@ -64,10 +63,11 @@ func loadHashCache(path string) *hashCache {
 	return newHashCache(files)
 }
 
-// save writes the entries this run used to path, if they changed.
+// save writes the entries this run used to path, unless they are those
+// loaded.
 func (c *hashCache) save(path string) {
 	files := c.entries()
-	if maps.Equal(files, c.loaded) {
+	if !c.changed && len(files) == len(c.files) {
 		return
 	}
 	data, err := json.Marshal(files)
@@ -101,15 +101,17 @@ func (c *hashCache) fingerprint(path string) (input.Fingerprint, error) {
 	fp, err := input.FingerprintFile(path)
 	if err != nil {
 		delete(c.files, key)
+		c.changed = true
 		return fp, err
 	}
 	// What stat said before the reading is kept: a file changed during it
 	// has another modification time now, and is read again next time.
 	c.files[key] = hashEntry{Size: fp.Size, ModNs: mod, ID: id, SHA256: fp.SHA256, HashedNs: hashed}
+	c.changed = true
 	return fp, nil
 }
 
-// entries returns the entries this run used, for the manifest.
+// entries returns the entries this run used, for the cache's file.
 func (c *hashCache) entries() map[string]hashEntry {
 	out := make(map[string]hashEntry, len(c.used))
 	for k := range c.used {

@@ -96,6 +96,17 @@ func checkOutputs(inputs []string, outputs ...string) error {
 	// The inputs are looked at once, and only if an output exists: a
 	// corpus may be many thousands of files.
 	var inputInfo []fs.FileInfo
+	statInputs := func() {
+		inputInfo = make([]fs.FileInfo, len(inputs))
+		for j, in := range inputs {
+			if !named(in) {
+				continue
+			}
+			if fi, err := os.Stat(in); err == nil {
+				inputInfo[j] = fi
+			}
+		}
+	}
 	for i, out := range outputs {
 		if !named(out) {
 			continue
@@ -110,15 +121,7 @@ func checkOutputs(inputs []string, outputs ...string) error {
 			continue // no file yet, so none of the inputs
 		}
 		if inputInfo == nil {
-			inputInfo = make([]fs.FileInfo, len(inputs))
-			for j, in := range inputs {
-				if !named(in) {
-					continue
-				}
-				if fi, err := os.Stat(in); err == nil {
-					inputInfo[j] = fi
-				}
-			}
+			statInputs()
 		}
 		for j, in := range inputs {
 			if fi := inputInfo[j]; fi != nil && os.SameFile(fi, fo) {
