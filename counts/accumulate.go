@@ -29,16 +29,35 @@ type Accumulator struct {
 	spilled int
 	filt    []int32
 	err     error
+	// direct holds the documents themselves (direct.go), unless the
+	// accumulator counts pairs: then the fields above are made instead.
+	direct *directStore
+	rows   *rowCounter // spillStore's
+	runBuf []byte      // spillStore's write buffer
 
 	docs, tokens, subsampled, pairs int64
 }
 
 func newAccumulator(c *Counter) *Accumulator {
+	a := &Accumulator{c: c}
+	if c.directTokens > 0 {
+		a.direct = &directStore{}
+		return a
+	}
+	a.countPairs()
+	return a
+}
+
+// countPairs makes the dense table and the pair buffer, and drops the
+// store.
+func (a *Accumulator) countPairs() {
+	c := a.c
 	f := c.dense
-	a := &Accumulator{
+	*a = Accumulator{
 		c:     c,
 		f:     int32(f),
 		dense: newDenseAdder(f, c.denseBytes),
+		docs:  a.docs, tokens: a.tokens, subsampled: a.subsampled, pairs: a.pairs,
 		ix: denseIndex{
 			tri: make([]int, f), wt: make([]uint32, len(c.weights)),
 			hiShift: c.idBits + c.dBits, dBits: c.dBits,
@@ -54,7 +73,6 @@ func newAccumulator(c *Counter) *Accumulator {
 	for hi := range a.ix.tri {
 		a.ix.tri[hi] = hi * (hi + 1) / 2
 	}
-	return a
 }
 
 var errFinished = errors.New("counts: Add after Finish or Close")
@@ -62,6 +80,7 @@ var errFinished = errors.New("counts: Add after Finish or Close")
 // release drops the buffers; the dense table stays for the merge.
 func (a *Accumulator) release() {
 	a.buf, a.tmp, a.perm, a.spillScratch, a.filt, a.denseKeys = nil, nil, nil, nil, nil, nil
+	a.direct, a.rows, a.runBuf = nil, nil, nil
 	if a.err == nil {
 		a.err = errFinished
 	}
@@ -80,6 +99,7 @@ func (a *Accumulator) Add(ids []int32, docSeq int64) error {
 	v := int32(c.v)
 	a.docs++
 	seq := ids
+	gaps := false
 	if c.keepThr == nil {
 		for p, id := range ids {
 			if id < -1 || id >= v {
@@ -87,6 +107,8 @@ func (a *Accumulator) Add(ids []int32, docSeq int64) error {
 			}
 			if id >= 0 {
 				a.tokens++
+			} else {
+				gaps = true
 			}
 		}
 	} else {
@@ -104,9 +126,26 @@ func (a *Accumulator) Add(ids []int32, docSeq int64) error {
 					continue
 				}
 			}
+			gaps = gaps || id < 0
 			a.filt = append(a.filt, id)
 		}
 		seq = a.filt
+	}
+	if d := a.direct; d != nil {
+		if d.tokens()+len(seq) > c.directTokens && d.tokens() > 0 {
+			if err := a.spillStore(); err != nil {
+				a.err = err
+				return err
+			}
+		}
+		if len(seq) <= c.directTokens {
+			d.add(seq, v, c.cfg.Window, c.directTokens)
+			a.pairs += directPairs(seq, c.cfg.Window, gaps)
+			return nil
+		}
+		// A document longer than the store holds: this accumulator counts
+		// its pairs, and those of the documents after it.
+		a.countPairs()
 	}
 	if err := a.count(seq); err != nil {
 		a.err = err
@@ -213,11 +252,17 @@ func (a *Accumulator) grow(size int) {
 	a.buf = buf
 }
 
-// Reserve grows the pair buffer at once to hold about pairs pairs, within
-// the memory budget, when the caller knows how many the documents it will
-// add may form (at most Window per token): a buffer that grows to that
-// size leaves copies behind it, each pages of fresh memory to fault in.
+// Reserve grows the pair buffer (or the store of documents) at once to
+// hold about pairs pairs, within the memory budget, when the caller knows
+// how many the documents it will add may form (at most Window per token):
+// a buffer that grows to that size leaves copies behind it, each pages of
+// fresh memory to fault in.
 func (a *Accumulator) Reserve(pairs int64) {
+	if d := a.direct; d != nil {
+		// The documents hold about pairs / Window tokens.
+		d.reserve(int(min(pairs/int64(a.c.cfg.Window), int64(a.c.directTokens))))
+		return
+	}
 	if a.buf != nil && pairs > int64(len(a.buf)) {
 		a.grow(int(min(pairs, int64(a.c.bufPairs))))
 	}

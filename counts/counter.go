@@ -57,12 +57,19 @@ type Counter struct {
 	// denseBytes is the size of a dense table's count: 2 or 4.
 	denseBytes int
 	bufPairs   int // pair buffer entries per accumulator
-	runBuf     int // bytes of a spill's write buffer
-	readBuf    int // bytes per merge cursor
-	fanIn      int // sections one merge reads at once
-	ahead      int // row batches the merge may hold for partitions not yet emitted
-	batchCap   int // rows per batch
-	progress   Progress
+	// directTokens is the most tokens an accumulator keeps as they are
+	// (direct.go); 0 when it counts pairs from the start.
+	directTokens int
+	// fuseBelow is the weighted total of a target's positive pairs below
+	// which the merge of stores draws its negatives into the same tally
+	// (1<<32; less in tests).
+	fuseBelow uint64
+	runBuf    int // bytes of a spill's write buffer
+	readBuf   int // bytes per merge cursor
+	fanIn     int // sections one merge reads at once
+	ahead     int // row batches the merge may hold for partitions not yet emitted
+	batchCap  int // rows per batch
+	progress  Progress
 
 	mu      sync.Mutex
 	dir     string
@@ -85,7 +92,10 @@ type Counter struct {
 // index); the remaining 1/4 serves the merge workers (about 17 bytes per
 // token each for tallies, plus the cursors' read buffers).
 // Accumulator buffers are released before the merge starts, which reads
-// the dense tables as they are.
+// the dense tables as they are. An accumulator that keeps its documents
+// instead (direct.go) spends at most half its share on them and their
+// index, with a tally of the vocabulary and a spill's write buffer; they
+// stay through the merge.
 const (
 	tableBytesPerToken  = 48
 	mergeBytesPerToken  = 17
@@ -248,6 +258,8 @@ func (c *Counter) layout(workers int) error {
 	c.runBuf = int(min(runBufSize, share/16))
 	rest := share - int64(c.dense*(c.dense+1)/2)*size - 4*(v+1) - 4*int64(radixHistLen(2*c.idBits+c.dBits)) - int64(c.runBuf)
 	c.bufPairs = int(rest / bytesPerPair)
+	c.directTokens = directTokens(share, c.v, c.cfg.Window, c.runBuf)
+	c.fuseBelow = 1 << 32
 	if c.bufPairs < minBufPairs {
 		return fmt.Errorf("counts: memory budget of %d bytes leaves room for only %d buffered pairs (vocabulary of %d tokens%s)",
 			c.cfg.Memory, max(c.bufPairs, 0), v, onWorkers(w))

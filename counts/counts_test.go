@@ -59,6 +59,8 @@ func TestMatchesReference(t *testing.T) {
 					{"no-dense-spills", 2, &tuning{dense: 0, bufPairs: 400, fanIn: 6}},
 					{"small-dense-spills", 3, &tuning{dense: 7, bufPairs: 600}},
 					{"all-dense", 1, &tuning{dense: v}},
+					{"direct-then-spills", 2, &tuning{direct: 500, dense: 5, bufPairs: 400}},
+					{"direct", 3, &tuning{direct: 1 << 20}},
 				} {
 					what := fmt.Sprintf("W=%d %v gaps=%v %s", w, wt, gaps, tc.name)
 					cfg.Workers = tc.workers
@@ -121,6 +123,13 @@ func TestDeterminism(t *testing.T) {
 		{1, 6, &tuning{dense: 500, bufPairs: 50, fanIn: 4}},
 		{2, 7, &tuning{dense: 0, skew: true}},
 		{3, 8, &tuning{dense: 64, skew: true}},
+		{3, 9, &tuning{direct: 1 << 20}},
+		{2, 10, &tuning{direct: 500, fanIn: 4}},
+		{4, 11, &tuning{direct: 4000, dense: -1}},
+		{2, 12, &tuning{direct: 1 << 20, fuseBelow: 40}},
+		// Documents longer than a store: their accumulator counts pairs,
+		// the others keep documents, and the merge reads both.
+		{3, 13, &tuning{direct: 50, dense: 16, bufPairs: 300, byLength: true}},
 	} {
 		cfg.Workers = tc.workers
 		got, st := runCounter(t, cfg, cp.counts, cp.docs, tc.split, tc.tune)
@@ -130,7 +139,7 @@ func TestDeterminism(t *testing.T) {
 		if tc.tune != nil && tc.tune.skew && st.KeptRuns <= tc.workers {
 			t.Fatalf("%d workers %+v: %d runs kept, want the first accumulator's keys cut in pieces", tc.workers, tc.tune, st.KeptRuns)
 		}
-		if tc.tune != nil && tc.tune.bufPairs > 0 && tc.tune.bufPairs < 500 && st.Spills < 20 {
+		if tc.tune != nil && (tc.tune.bufPairs > 0 && tc.tune.bufPairs < 500 || tc.tune.direct > 0 && tc.tune.direct < 1000) && st.Spills < 20 {
 			t.Fatalf("%+v: only %d spills", tc.tune, st.Spills)
 		}
 		if st.Subsampled != wst.Subsampled || st.PositivePairs != wst.PositivePairs || st.Tokens != wst.Tokens {
@@ -158,7 +167,7 @@ func TestTinyBudgetSpills(t *testing.T) {
 	cfg.Memory = MinMemory
 	cfg.Workers = 2
 	got, st := runCounter(t, cfg, cp.counts, cp.docs, 2, nil)
-	if st.Spills < 4 {
+	if st.Spills < 2 {
 		t.Fatalf("a %d-byte budget spilled only %d times", cfg.Memory, st.Spills)
 	}
 	rowsEqual(t, "tiny budget", want, got)
@@ -186,7 +195,8 @@ func TestWorkersWithinBudget(t *testing.T) {
 	if err := c.layout(w + 1); err == nil {
 		t.Fatalf("%d workers were taken, but the budget holds %d", w, w+1)
 	}
-	got, st := runCounter(t, cfg, cp.counts, cp.docs, 2, nil)
+	// Each worker counting pairs from the start spills its share.
+	got, st := runCounter(t, cfg, cp.counts, cp.docs, 2, &tuning{dense: -1})
 	if st.Spills == 0 {
 		t.Fatalf("%d workers on a %d-byte budget never spilled", w, cfg.Memory)
 	}
@@ -347,8 +357,23 @@ func TestReserve(t *testing.T) {
 	defer c.Close()
 	a := c.NewAccumulator()
 	a.Reserve(1 << 40)
+	if a.direct == nil || cap(a.direct.words) != c.directTokens+2*directPad {
+		t.Fatalf("Reserve(2^40) left a store of %d words; the budget allows %d tokens", cap(a.direct.words), c.directTokens)
+	}
+	c.directTokens = 0
+	c.accs = nil
+	a = c.NewAccumulator()
+	a.Reserve(1 << 40)
 	if len(a.buf) != c.bufPairs {
 		t.Fatalf("Reserve(2^40) left a buffer of %d pairs; the budget allows %d", len(a.buf), c.bufPairs)
+	}
+	// A store reserved below, at and beyond the documents' size.
+	for _, reserve := range []int64{100, 4 * 3000, 1 << 40} {
+		got, st := runCounter(t, cfg, cp.counts, cp.docs, 5, &tuning{direct: 3000, reserve: reserve})
+		if st.Spills == 0 {
+			t.Fatalf("store, reserve %d: no spill", reserve)
+		}
+		rowsEqual(t, fmt.Sprintf("store, reserve %d", reserve), want, got)
 	}
 }
 

@@ -8,24 +8,36 @@
 // are kept as integers over a common scale (1, W or lcm(1..W)), so sums are
 // exact and do not depend on the order in which documents were counted.
 //
-// Each unordered co-occurrence is counted once under the key (min id, max
-// id). Accumulators (one per goroutine) count pairs of frequent ids (both
-// below F, at most 2048) in a dense triangular table of uint32 and buffer
-// the others as packed 64-bit keys; a full buffer is radix sorted,
-// aggregated and spilled to a temporary file as a run holding both
-// orientations grouped by target, indexed by target partition. Finish merges the runs partition by partition on several
-// goroutines, adds the dense table, and for each target draws its
-// negatives: K * W_i draws from P(j) ∝ count_j^power, where W_i is the
-// target's weighted positive total, as an exact multinomial keyed by
-// (seed, target), using alias draws for few draws and conditional binomials
-// over the vocabulary for many. Every random decision is keyed by the seed
-// and what is decided (document and position for subsampling, target for
-// negatives), so the same seed gives the same rows whatever the number of
-// workers, the distribution of documents over them or the memory budget.
+// Accumulators (one per goroutine) keep the documents they are given, 8
+// bytes a token with each token's room in its document (direct.go). Finish
+// indexes them by token and counts each target's row at once, from the
+// windows around its occurrences, into a tally the size of the
+// vocabulary; a store that fills its share of the budget is counted so
+// into a run, in target order, and emptied. For each target the merge then
+// draws its negatives into the same tally: K * W_i draws from
+// P(j) ∝ count_j^power, where W_i is the target's weighted positive total,
+// as an exact multinomial keyed by (seed, target), using alias draws for
+// few draws and conditional binomials over the vocabulary for many, and
+// one pass over the tally writes the row.
 //
-//	Add(ids) ──window──> dense table (ids < F)
-//	                 └─> key buffer ──radix sort, aggregate──> run files
-//	Finish ── per partition: merge runs + dense ──> rows + negatives ──> emit (in order)
+// Where a token's room does not fit a nibble (a window above 15), or a
+// document not a store, accumulators count pairs instead, each unordered
+// co-occurrence once under the key (min id, max id): pairs of frequent
+// ids (both below F, at most 2048) in a dense triangular table, the
+// others as packed 64-bit keys in a buffer that, when full, is radix
+// sorted, aggregated and spilled to a temporary file as a run holding
+// both orientations grouped by target, indexed by target partition. The
+// merge reads those runs and tables beside the stores.
+//
+// Every random decision is keyed by the seed and what is decided
+// (document and position for subsampling, target for negatives), so the
+// same seed gives the same rows whatever the number of workers, the
+// distribution of documents over them, the way they counted or the memory
+// budget.
+//
+//	Add(ids) ──> store ──(full)──> index, rows ──> run files
+//	       └─(W > 15)──> dense table (ids < F), key buffer ──sort──> run files
+//	Finish ── per partition: rows of the stores + runs + dense ──> negatives ──> emit (in order)
 //
 // Appender adds new counts to an earlier sorted result in one streaming
 // merge-join, for `pwe count --append`.

@@ -97,9 +97,18 @@ func refCounts(docs [][]int32, w int, wt Weighting) (map[[2]int32]*big.Rat, int6
 // tuning overrides the memory layout to force code paths.
 type tuning struct {
 	dense, bufPairs, fanIn int
-	reserve                int64 // passed to every accumulator's Reserve
+	// direct replaces the tokens an accumulator keeps as they are before
+	// it counts pairs (0: pairs from the start).
+	direct int
+	// fuseBelow, if positive, replaces the weighted total below which
+	// the merge of stores draws negatives into its own tally.
+	fuseBelow uint64
+	reserve   int64 // passed to every accumulator's Reserve
 	// skew gives three documents in four to the first accumulator.
 	skew bool
+	// byLength gives the documents longer than a store (direct) to the
+	// last accumulator, and the others to the rest.
+	byLength bool
 	// ahead, parts and batchCap, if positive, replace the merge's
 	// look-ahead, its number of partitions and its rows per batch.
 	ahead, parts, batchCap int
@@ -118,6 +127,10 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 	}
 	defer c.Close()
 	if tune != nil {
+		c.directTokens = tune.direct
+		if tune.fuseBelow > 0 {
+			c.fuseBelow = tune.fuseBelow
+		}
 		if tune.dense >= 0 {
 			c.dense = min(tune.dense, c.v)
 		}
@@ -155,6 +168,12 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 		owner[i] = r.IntN(workers)
 		if tune != nil && tune.skew && r.IntN(4) != 0 {
 			owner[i] = 0
+		}
+		if tune != nil && tune.byLength {
+			owner[i] = r.IntN(workers - 1)
+			if len(docs[i]) > tune.direct {
+				owner[i] = workers - 1
+			}
 		}
 	}
 	var wg sync.WaitGroup

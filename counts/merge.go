@@ -54,18 +54,26 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 	defer c.Close()
 
 	var st Stats
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(c.cfg.Workers)
+	// Accumulators keep their documents, or count pairs (direct.go).
+	var pairAccs []*Accumulator
+	var stores []*directStore
 	for _, a := range accs {
 		if a.err != nil {
 			return st, a.err
 		}
-	}
-	for _, a := range accs {
 		st.Documents += a.docs
 		st.Tokens += a.tokens
 		st.Subsampled += a.subsampled
 		st.PositivePairs += a.pairs
+		if a.direct != nil {
+			stores = append(stores, a.direct)
+		} else {
+			pairAccs = append(pairAccs, a)
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(c.cfg.Workers)
+	for _, a := range pairAccs {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
 				return err
@@ -74,9 +82,20 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 			return nil
 		})
 	}
+	for _, d := range stores {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			d.index(c.v)
+			return nil
+		})
+	}
 	err := g.Wait()
 	if err == nil {
-		err = c.spillLast(ctx, accs)
+		// The stores stay for the merge: the pair buffers' last runs go to
+		// files beside them.
+		err = c.spillLast(ctx, pairAccs, stores == nil)
 	}
 	for _, a := range accs {
 		a.release()
@@ -94,7 +113,7 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 	// The merge sums the accumulators' dense tables entry by entry as it
 	// reads them (denseRows.row), in parallel, rather than into a table of
 	// uint64 first, serially, which had taken 5-10 ms.
-	dense := collectDense(accs, c.dense)
+	dense := collectDense(pairAccs, c.dense)
 	if dense != nil {
 		st.DenseSize = c.dense
 	}
@@ -106,7 +125,7 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 	if err := c.reduceRuns(ctx, mergers[0]); err != nil {
 		return st, err
 	}
-	if err := c.mergeAll(ctx, mergers, dense, emit); err != nil {
+	if err := c.mergeAll(ctx, mergers, dense, stores, emit); err != nil {
 		return st, err
 	}
 	for _, m := range mergers {
@@ -130,7 +149,7 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 // CPU on one thread and 5.6 % on two, for 115-125 MiB more peak RSS. With
 // 256 MiB, where spills fill the buffers, keeping them had saved nothing
 // and taken the peak RSS from 190 to 274 MiB.
-func (c *Counter) spillLast(ctx context.Context, accs []*Accumulator) error {
+func (c *Counter) spillLast(ctx context.Context, accs []*Accumulator, mayKeep bool) error {
 	total := 0
 	var held int64
 	for _, a := range accs {
@@ -142,7 +161,7 @@ func (c *Counter) spillLast(ctx context.Context, accs []*Accumulator) error {
 	if total == 0 {
 		return nil
 	}
-	keep := held <= c.cfg.Memory/2
+	keep := mayKeep && held <= c.cfg.Memory/2
 	per := (total + c.cfg.Workers - 1) / c.cfg.Workers
 	type piece struct {
 		a          *Accumulator
@@ -198,7 +217,7 @@ func (c *Counter) spillLast(ctx context.Context, accs []*Accumulator) error {
 // instead one of hotBatches tokens of their own, so the merge cannot stall
 // waiting for a look-ahead token, and their worker stays a few batches
 // ahead of the emitter, which then reads them from the cache.
-func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRows, emit func(*formats.CountColumns) error) error {
+func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRows, stores []*directStore, emit func(*formats.CountColumns) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nParts := len(c.parts) - 1
@@ -237,7 +256,9 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRo
 				m.out, m.turn = channels(p)
 				m.free, m.tokens, m.hot, m.ctx = free, tokens, hot, gctx
 				err := m.newBatch()
-				if err == nil {
+				if err == nil && stores != nil {
+					err = m.directPartition(p, c.sections(p), stores, dense, m.finalRow)
+				} else if err == nil {
 					err = m.partition(p, c.sections(p), dense, m.finalRow)
 				}
 				if err == nil {
@@ -405,6 +426,7 @@ type merger struct {
 	cursors []cursor
 	bufs    [][]byte
 	tally   *tally[uint64] // for rows combined from many runs
+	counter *rowCounter    // for rows counted from stores
 	cs, tc  []int32
 	vs, tv  []uint64
 	// mc, mv, splits and msplits are mergeParts's scratch.
@@ -444,15 +466,9 @@ func newMerger(c *Counter) *merger {
 // in increasing order, with contexts increasing and canonical counts.
 func (m *merger) partition(p int, secs []section, dense denseRows, sink func(t int32, cs []int32, vs []uint64) error) error {
 	c := m.c
-	for len(m.cursors) < len(secs) {
-		m.cursors = append(m.cursors, cursor{})
-		m.bufs = append(m.bufs, make([]byte, 0, c.readBuf))
-	}
-	cur := m.cursors[:len(secs)]
-	for i, s := range secs {
-		if err := cur[i].reset(s, m.bufs[i]); err != nil {
-			return err
-		}
+	cur, err := m.cursorsOn(secs)
+	if err != nil {
+		return err
 	}
 	f := int32(0)
 	if dense != nil {
@@ -545,6 +561,21 @@ func (m *merger) partition(p int, secs []section, dense denseRows, sink func(t i
 		}
 		t++
 	}
+}
+
+// cursorsOn returns cursors at the start of the sections secs.
+func (m *merger) cursorsOn(secs []section) ([]cursor, error) {
+	for len(m.cursors) < len(secs) {
+		m.cursors = append(m.cursors, cursor{})
+		m.bufs = append(m.bufs, make([]byte, 0, m.c.readBuf))
+	}
+	cur := m.cursors[:len(secs)]
+	for i, s := range secs {
+		if err := cur[i].reset(s, m.bufs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return cur, nil
 }
 
 // mergeParts appends the union of the groups sorted by context that m.tc

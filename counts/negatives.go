@@ -210,15 +210,19 @@ func (s *negSampler) sorted(cs []int32, ns []uint64) ([]int32, []uint64) {
 // from waiting on each other (twice as fast as alternating them). The draws
 // are drawAlias's, made by aliasDraws.
 func (s *negSampler) aliasTally(r *rng, m uint64) {
-	alias := s.t.alias
-	sums, bitset, summary := s.tally.sums, s.tally.bitset, s.tally.summary
+	aliasTallyInto(r, m, s.t.alias, s.tally.sums, 1, s.tally.bitset, s.tally.summary)
+}
+
+// aliasTallyInto is aliasTally for any tally's arrays: each draw adds unit
+// to its category's sum.
+func aliasTallyInto[T uint32 | uint64](r *rng, m uint64, alias []aliasEntry, sums []T, unit T, bitset, summary []uint64) {
 	var block [256]uint32
 	for m > 0 {
 		b := block[:min(m, uint64(len(block)))]
 		m -= uint64(len(b))
 		r.s = aliasDraws(b, alias, r.s)
 		for _, j := range b {
-			sums[j]++
+			sums[j] += unit
 			w := j >> 6
 			bitset[w] |= 1 << (j & 63)
 			summary[w>>6] |= 1 << (w & 63)

@@ -48,3 +48,10 @@ func (t *tally[T]) drain(cs []int32, vs []uint64) ([]int32, []uint64) {
 	}
 	return cs, vs
 }
+
+// reset empties the tally.
+func (t *tally[T]) reset() {
+	clear(t.sums)
+	clear(t.bitset)
+	clear(t.summary)
+}
