@@ -1,6 +1,7 @@
 package counts
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/big"
@@ -506,4 +507,58 @@ func TestMergeSorted(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestStoreWithinShare: a store grows to what the budget gives it and no
+// further, spills its rows when full, and counts what a store that holds
+// everything does.
+func TestStoreWithinShare(t *testing.T) {
+	cp := newCorpus(14, 3000, 2000, 150, false)
+	cfg := Config{Window: 5, Negatives: 2, Seed: 5, Memory: 1 << 20, Workers: 1, TempDir: t.TempDir()}
+	c, err := New(cfg, cp.counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.directTokens <= 0 {
+		t.Fatalf("a %d-byte budget gives no store", cfg.Memory)
+	}
+	var total int
+	for _, d := range cp.docs {
+		total += len(d)
+	}
+	if total < 3*c.directTokens {
+		t.Fatalf("the corpus has %d tokens, want more than three stores of %d", total, c.directTokens)
+	}
+	a := c.NewAccumulator()
+	most := 0
+	for i, d := range cp.docs {
+		if err := a.Add(d, int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		if a.direct == nil {
+			t.Fatalf("document %d (%d tokens) left the store", i, len(d))
+		}
+		if n := cap(a.direct.words); n > c.directTokens+2*directPad {
+			t.Fatalf("after document %d the store has room for %d words; the budget gives %d tokens", i, n, c.directTokens)
+		}
+		most = max(most, a.direct.tokens())
+	}
+	if most < c.directTokens*3/4 {
+		t.Fatalf("the store held at most %d tokens of %d", most, c.directTokens)
+	}
+	var rows []formats.CountRow
+	st, err := c.Finish(context.Background(), func(b *formats.CountColumns) error {
+		rows = b.AppendTo(rows)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Spills < 2 {
+		t.Fatalf("%d spills of a store of %d tokens for %d tokens", st.Spills, c.directTokens, total)
+	}
+	cfg.Memory = 0
+	want, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
+	rowsEqual(t, "stores spilled", want, rows)
 }
