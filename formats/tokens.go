@@ -2,10 +2,13 @@ package formats
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"math/bits"
@@ -388,6 +391,36 @@ type TokenStream struct {
 	dict     int64 // where the dictionary's first entry starts
 	docSeq   int64
 	kv       map[string]string
+	// hash, if not nil, has taken the file's bytes up to hashed.
+	hash   hash.Hash
+	hashed int64
+}
+
+// HashChunks has NextChunk hash the chunks as it reads them, so that
+// SHA256 then gives the file's digest with one more read of the trailer
+// alone, rather than of the whole file. It must come before the first
+// NextChunk.
+func (s *TokenStream) HashChunks() {
+	if s.off != int64(len(tokensMagic)) {
+		return
+	}
+	s.hash = sha256.New()
+	s.hash.Write([]byte(tokensMagic)) // the file starts with it: open checked
+	s.hashed = s.off
+}
+
+// SHA256 returns the hexadecimal SHA-256 of the whole file, with true, if
+// HashChunks was called and NextChunk has read every chunk since; false
+// otherwise. It may be called once.
+func (s *TokenStream) SHA256() (string, bool, error) {
+	if s.hash == nil || s.hashed != s.end {
+		return "", false, nil
+	}
+	s.hashed = -1
+	if _, err := io.Copy(s.hash, io.NewSectionReader(s.f, s.end, s.Size-s.end)); err != nil {
+		return "", false, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	return hex.EncodeToString(s.hash.Sum(nil)), true, nil
 }
 
 func (s *TokenStream) errorf(off int64, format string, args ...any) error {
@@ -673,6 +706,11 @@ func (s *TokenStream) NextChunk(c *TokenChunk) (bool, error) {
 			err = io.ErrUnexpectedEOF
 		}
 		return false, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	if s.hash != nil && s.hashed == s.off {
+		s.hash.Write(head[:])
+		s.hash.Write(c.raw)
+		s.hashed += n + 8
 	}
 	c.s, c.crc = s, binary.LittleEndian.Uint32(head[4:])
 	c.Offset, c.Bytes, c.DocSeq = s.off, n+8, s.docSeq

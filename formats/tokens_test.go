@@ -2,7 +2,9 @@ package formats
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -1150,5 +1152,68 @@ func TestTokenStreamSpilledDictionary(t *testing.T) {
 	w.Abort()
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("Abort left %d files in the spill directory", len(left))
+	}
+}
+
+// TestTokenStreamSHA256: chunks hashed as they are read, with the trailer
+// read once more, give the digest of the whole file; a stream not read
+// through, or hashed from after its first chunk, gives none.
+func TestTokenStreamSHA256(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 5))
+	want := tsRandomStream(r, 9, 40, 5000)
+	path := filepath.Join(t.TempDir(), "corpus.tokens")
+	w, err := CreateTokenStream(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for _, c := range want.chunks {
+		if err := w.WriteChunk(c.docLens, c.ids); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(want.meta, DictionaryOf(want.tokens, want.counts)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	for _, tc := range []struct {
+		name       string
+		hashAfter  int // chunks read before HashChunks
+		read       int // chunks read in all; -1 all
+		wantDigest bool
+	}{
+		{"read through", 0, -1, true},
+		{"stopped early", 0, len(want.chunks) - 1, false},
+		{"hashed late", 1, -1, false},
+	} {
+		s, err := OpenTokenStream(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c TokenChunk
+		for i := 0; tc.read < 0 || i < tc.read; i++ {
+			if i == tc.hashAfter {
+				s.HashChunks()
+			}
+			ok, err := s.NextChunk(&c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+		}
+		got, ok, err := s.SHA256()
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != tc.wantDigest || ok && got != hex.EncodeToString(sum[:]) {
+			t.Errorf("%s: SHA256() = %q, %v; want %x, %v", tc.name, got, ok, sum, tc.wantDigest)
+		}
 	}
 }

@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pwe-project/pwe/counts"
 	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/formats/input"
 	"github.com/pwe-project/pwe/tokenize"
 )
 
@@ -325,8 +327,22 @@ func TestCountFromTokenStream(t *testing.T) {
 		stream.Tokens = tokens
 		stream.Vocab, stream.Output, stream.TempDir = vocab, filepath.Join(dir, "stream.parquet"), dir
 		meta := countTextAndStream(t, fmt.Sprintf("case %d", i), text, stream)
-		if inputs, _ := meta.Inputs.(json.RawMessage); !bytes.Contains(inputs, []byte("tokens.bin")) || !bytes.Contains(inputs, []byte("big.txt")) {
+		inputs, _ := meta.Inputs.(json.RawMessage)
+		if !bytes.Contains(inputs, []byte("tokens.bin")) || !bytes.Contains(inputs, []byte("big.txt")) {
 			t.Errorf("case %d: pwe.inputs %s does not name the stream and its corpus", i, inputs)
+		}
+		// The stream's fingerprint, taken as its chunks were read, is the
+		// file's.
+		var fps []input.Fingerprint
+		if err := json.Unmarshal(inputs, &fps); err != nil {
+			t.Fatal(err)
+		}
+		want, err := input.FingerprintFile(tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(fps, want) {
+			t.Errorf("case %d: pwe.inputs %s lacks the stream's fingerprint %+v", i, inputs, want)
 		}
 	}
 }
