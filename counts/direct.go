@@ -433,10 +433,13 @@ func (m *merger) directPartition(p int, secs []section, stores []*directStore, d
 			continue
 		}
 		if fused && wsum < c.fuseBelow {
-			if err := m.directRows(t, wsum); err != nil {
+			done, err := m.directRows(t, wsum)
+			if err != nil {
 				return err
 			}
-			continue
+			if done {
+				continue
+			}
 		}
 		cs, vs := rc.drain(t)
 		if err := sink(t, cs, vs); err != nil {
@@ -447,18 +450,18 @@ func (m *merger) directPartition(p int, secs []section, stores []*directStore, d
 }
 
 // directRows draws the negatives of target t, whose positive counts,
-// summing to wsum, are in the row counter's tally, into the same tally,
-// above them: one pass over it, in increasing context order, then writes
-// every row, and leaves it empty. It does what finalRow does for sampled
-// negatives, with the same draws.
-func (m *merger) directRows(t int32, wsum uint64) error {
+// summing to wsum (below 2^32), are in the row counter's tally, into the
+// same tally, above them: one pass over it, in increasing context order,
+// then writes every row, and leaves it empty. It does what finalRow does
+// for sampled negatives, with the same draws. It does nothing and reports
+// false when the draws might not fit the tally's upper 32 bits.
+func (m *merger) directRows(t int32, wsum uint64) (bool, error) {
 	c := m.c
 	tl := m.counter.tally
 	sums, bitset, summary := tl.sums, tl.bitset, tl.summary
 	hi, lo := bits.Mul64(uint64(c.cfg.Negatives), wsum)
-	if hi != 0 {
-		tl.reset()
-		return errOverflow
+	if hi != 0 || lo/c.scale >= 1<<32-1 {
+		return false, nil
 	}
 	draws := lo / c.scale
 	r := newRNG(c.cfg.Seed, domainNegatives, uint64(t))
@@ -494,7 +497,7 @@ func (m *merger) directRows(t int32, wsum uint64) error {
 					m.close(tg, cx, np, nn, n)
 					if err := m.send(); err != nil {
 						tl.reset()
-						return err
+						return false, err
 					}
 					tg, cx, np, nn, n = m.open()
 				}
@@ -510,5 +513,5 @@ func (m *merger) directRows(t int32, wsum uint64) error {
 	}
 	m.close(tg, cx, np, nn, n)
 	m.uniquePairs += unique
-	return nil
+	return true, nil
 }

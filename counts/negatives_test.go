@@ -446,3 +446,21 @@ func TestRowsMatchSampler(t *testing.T) {
 		t.Fatalf("%d targets with rows, want %d", len(byTarget), len(wi))
 	}
 }
+
+// TestNegativesBeyond32Bits: where a target's draws pass 2^32, the counts
+// cannot share a word with the positive counts, and the rows counted from
+// stores are finalRow's, as when pairs are counted.
+func TestNegativesBeyond32Bits(t *testing.T) {
+	cp := newCorpus(21, 40, 60, 30, false)
+	cfg := Config{Window: 3, Negatives: 1 << 30, Seed: 8, TempDir: t.TempDir()}
+	want, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, &tuning{dense: -1})
+	got, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
+	big := false
+	for _, r := range got {
+		big = big || r.NNeg >= 1<<32
+	}
+	if !big {
+		t.Fatal("no negative count reaches 2^32; the test does not test what it says")
+	}
+	rowsEqual(t, "draws beyond 32 bits", want, got)
+}
