@@ -2,6 +2,7 @@ package counts
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"runtime"
 
@@ -67,8 +68,8 @@ func directTokens(share int64, v, window, runBuf int) int {
 		return 0
 	}
 	n := (share/2 - 12*int64(v+1) - int64(runBuf)) / directBytesPerToken
-	// Positions in the index are uint32.
-	return int(max(0, min(n, 1<<32-1-2*directPad)))
+	// Positions in the index are uint32, and a store's length an int.
+	return int(max(0, min(n, 1<<32-1-2*directPad, math.MaxInt-2*directPad)))
 }
 
 // directStore is the documents an accumulator was given.
