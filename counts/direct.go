@@ -17,13 +17,13 @@ import (
 // cache holds: nothing is buffered, sorted or merged pair by pair, and a
 // pair of frequent tokens is counted in a table of one row rather than in
 // a dense table larger than the cache. Finish counts the rows of the
-// stores as it merges. A store that fills its share of the budget is
-// counted row by row into a run, in target order without a sort, and
-// emptied.
+// stores as it merges. A store that fills half its accumulator's share of
+// the budget is counted row by row into a run, in target order without a
+// sort, and emptied.
 //
 // The rows are the pair buffer's (accumulate.go), which counts instead
-// where a token's room does not fit a nibble (a window above 15) or its id
-// does not fit 24 bits.
+// where a token's room does not fit a nibble (a window above 15), its id
+// does not fit 24 bits, or a document does not fit a store.
 
 // maxDirectWindow is the largest window counted target by target: a
 // token's room on each side is a nibble.
