@@ -75,11 +75,13 @@ and are merged, which leaves the vocabulary unchanged.`,
 		name: "count",
 		args: "{INPUT... | --tokens tokens.bin} --vocab vocab.parquet -o counts.parquet",
 		summary: `Count (target, context) pairs inside a window and draw negative samples.
-Pairs are aggregated within --memory, spilling sorted runs to a temporary
-directory beyond it; the output is sorted by (target_id, context_id). The
-tokenizer settings, and the document format unless given, come from
-vocab.parquet. --tokens reads the token ids that pwe tokenize --tokens wrote
-instead of the text, which is faster; the counts are the same.`,
+Pairs are counted within --memory, from the documents kept in memory (or,
+with a window above 15, in pair tables), spilling runs sorted by token to a
+temporary directory beyond it; the output is sorted by (target_id,
+context_id). The tokenizer settings, and the document format unless given,
+come from vocab.parquet. --tokens reads the token ids that pwe tokenize
+--tokens wrote instead of the text, which is faster; the counts are the
+same.`,
 		example: `  pwe count corpus/ --vocab vocab.parquet -o counts.parquet --window 5 --negatives 1 --seed 1
   pwe count --tokens tokens.bin --vocab vocab.parquet -o counts.parquet
   pwe count today.txt --vocab vocab.parquet --append counts.parquet -o counts.parquet
@@ -102,7 +104,7 @@ instead of the text, which is faster; the counts are the same.`,
 			fs.StringVar(&cfg.NegativesMode, "negatives-mode", "sampled", "`sampled`, or expected (dense expected counts; small vocabularies)")
 			fs.BoolVar(&cfg.ForceExpected, "force", false, "allow expected negatives above the vocabulary limit")
 			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed` for subsampling and negatives")
-			fs.Var(&memory, "memory", "memory `budget` for pair tables, e.g. 256MiB")
+			fs.Var(&memory, "memory", "memory `budget` for counting (the documents kept, or pair tables), e.g. 256MiB")
 			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled runs (default: the system's)")
 			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core), as many as --memory holds; the output does not depend on it")
 			return func(ctx context.Context, args []string) error {
