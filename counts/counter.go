@@ -64,12 +64,16 @@ type Counter struct {
 	// which the merge of stores draws its negatives into the same tally
 	// (1<<32; less in tests).
 	fuseBelow uint64
-	runBuf    int // bytes of a spill's write buffer
-	readBuf   int // bytes per merge cursor
-	fanIn     int // sections one merge reads at once
-	ahead     int // row batches the merge may hold for partitions not yet emitted
-	batchCap  int // rows per batch
-	progress  Progress
+	// scanRow is the number of pairs (2W a target's occurrence) from
+	// which a row counted from stores is drained by a scan of the tally
+	// rather than through its bitsets (V/4; other values in tests).
+	scanRow  int
+	runBuf   int // bytes of a spill's write buffer
+	readBuf  int // bytes per merge cursor
+	fanIn    int // sections one merge reads at once
+	ahead    int // row batches the merge may hold for partitions not yet emitted
+	batchCap int // rows per batch
+	progress Progress
 
 	mu      sync.Mutex
 	dir     string
@@ -260,6 +264,7 @@ func (c *Counter) layout(workers int) error {
 	c.bufPairs = int(rest / bytesPerPair)
 	c.directTokens = directTokens(share, c.v, c.cfg.Window, c.runBuf)
 	c.fuseBelow = 1 << 32
+	c.scanRow = max(1, c.v/4)
 	if c.bufPairs < minBufPairs {
 		return fmt.Errorf("counts: memory budget of %d bytes leaves room for only %d buffered pairs (vocabulary of %d tokens%s)",
 			c.cfg.Memory, max(c.bufPairs, 0), v, onWorkers(w))

@@ -62,6 +62,8 @@ func TestMatchesReference(t *testing.T) {
 					{"all-dense", 1, &tuning{dense: v}},
 					{"direct-then-spills", 2, &tuning{direct: 500, dense: 5, bufPairs: 400}},
 					{"direct", 3, &tuning{direct: 1 << 20}},
+					{"direct-bitsets", 1, &tuning{direct: 1 << 20, scanRow: -1}},
+					{"direct-scans", 2, &tuning{direct: 1 << 20, scanRow: 1}},
 				} {
 					what := fmt.Sprintf("W=%d %v gaps=%v %s", w, wt, gaps, tc.name)
 					cfg.Workers = tc.workers
@@ -128,6 +130,10 @@ func TestDeterminism(t *testing.T) {
 		{2, 10, &tuning{direct: 500, fanIn: 4}},
 		{4, 11, &tuning{direct: 4000, dense: -1}},
 		{2, 12, &tuning{direct: 1 << 20, fuseBelow: 40}},
+		// Every row drained through the bitsets, and every row by a scan.
+		{2, 14, &tuning{direct: 1 << 20, scanRow: -1}},
+		{1, 15, &tuning{direct: 1 << 20, scanRow: 1}},
+		{2, 16, &tuning{direct: 1 << 20, scanRow: 1, fuseBelow: 40}},
 		// Documents longer than a store: their accumulator counts pairs,
 		// the others keep documents, and the merge reads both.
 		{3, 13, &tuning{direct: 50, dense: 16, bufPairs: 300, byLength: true}},

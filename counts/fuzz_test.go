@@ -53,7 +53,8 @@ func FuzzStoresMatchPairs(f *testing.F) {
 			tune    *tuning
 		}{
 			{1, nil},
-			{2, &tuning{direct: 1 + int(store)%64}},
+			{1, &tuning{direct: 1 << 20, scanRow: -1}},
+			{2, &tuning{direct: 1 + int(store)%64, scanRow: 1 + int(store)%7}},
 			{3, &tuning{direct: 1 + int(store)%16, dense: 4, bufPairs: 1 << 10, byLength: true}},
 		} {
 			cfg.Workers = tc.workers

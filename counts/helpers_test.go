@@ -2,6 +2,7 @@ package counts
 
 import (
 	"context"
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"sync"
@@ -103,7 +104,10 @@ type tuning struct {
 	// fuseBelow, if positive, replaces the weighted total below which
 	// the merge of stores draws negatives into its own tally.
 	fuseBelow uint64
-	reserve   int64 // passed to every accumulator's Reserve
+	// scanRow, if not 0, replaces the pairs from which a row is drained
+	// by a scan; -1 scans none.
+	scanRow int
+	reserve int64 // passed to every accumulator's Reserve
 	// skew gives three documents in four to the first accumulator.
 	skew bool
 	// byLength gives the documents longer than a store (direct) to the
@@ -130,6 +134,12 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 		c.directTokens = tune.direct
 		if tune.fuseBelow > 0 {
 			c.fuseBelow = tune.fuseBelow
+		}
+		switch {
+		case tune.scanRow < 0:
+			c.scanRow = math.MaxInt
+		case tune.scanRow > 0:
+			c.scanRow = tune.scanRow
 		}
 		if tune.dense >= 0 {
 			c.dense = min(tune.dense, c.v)

@@ -230,6 +230,20 @@ func aliasTallyInto[T uint32 | uint64](r *rng, m uint64, alias []aliasEntry, sum
 	}
 }
 
+// aliasSums is aliasTallyInto for a tally drained by a scan: it leaves
+// the bitsets alone.
+func aliasSums(r *rng, m uint64, alias []aliasEntry, sums []uint64, unit uint64) {
+	var block [256]uint32
+	for m > 0 {
+		b := block[:min(m, uint64(len(block)))]
+		m -= uint64(len(b))
+		r.s = aliasDraws(b, alias, r.s)
+		for _, j := range b {
+			sums[j] += unit
+		}
+	}
+}
+
 // aliasDraws fills b with alias draws from the splitmix64 stream at state
 // s, and returns the state after them. In a function of its own, the state
 // stays in a register: in aliasTally's loop it went to the stack and back

@@ -55,3 +55,18 @@ func (t *tally[T]) reset() {
 	clear(t.bitset)
 	clear(t.summary)
 }
+
+// drainAll is drain by a scan of every sum, for a tally whose bitsets may
+// not list every touched id.
+func (t *tally[T]) drainAll(cs []int32, vs []uint64) ([]int32, []uint64) {
+	for j, x := range t.sums {
+		if x != 0 {
+			cs = append(cs, int32(j))
+			vs = append(vs, uint64(x))
+			t.sums[j] = 0
+		}
+	}
+	clear(t.bitset)
+	clear(t.summary)
+	return cs, vs
+}
