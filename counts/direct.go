@@ -505,11 +505,12 @@ func (m *merger) directRows(t int32, wsum uint64) (bool, error) {
 	}
 	dense := m.counter.dense
 	if m.neg.tallies(draws) {
+		// A dense row is drained by a scan: its draws need no marks.
+		marks, sum := bitset, summary
 		if dense {
-			aliasSums(&r, draws, c.neg.alias, sums, 1<<32)
-		} else {
-			aliasTallyInto(&r, draws, c.neg.alias, sums, 1<<32, bitset, summary)
+			marks, sum = nil, nil
 		}
+		aliasTallyInto(&r, draws, c.neg.alias, sums, 1<<32, marks, sum)
 	} else {
 		ncs, nns := m.neg.sample(&r, draws, negAuto, m.ncs[:0], m.nns[:0])
 		m.ncs, m.nns = ncs, nns

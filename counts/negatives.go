@@ -214,32 +214,25 @@ func (s *negSampler) aliasTally(r *rng, m uint64) {
 }
 
 // aliasTallyInto is aliasTally for any tally's arrays: each draw adds unit
-// to its category's sum.
+// to its category's sum and marks it in bitset and summary, unless they
+// are nil (a tally drained by a scan).
 func aliasTallyInto[T uint32 | uint64](r *rng, m uint64, alias []aliasEntry, sums []T, unit T, bitset, summary []uint64) {
 	var block [256]uint32
 	for m > 0 {
 		b := block[:min(m, uint64(len(block)))]
 		m -= uint64(len(b))
 		r.s = aliasDraws(b, alias, r.s)
+		if bitset == nil {
+			for _, j := range b {
+				sums[j] += unit
+			}
+			continue
+		}
 		for _, j := range b {
 			sums[j] += unit
 			w := j >> 6
 			bitset[w] |= 1 << (j & 63)
 			summary[w>>6] |= 1 << (w & 63)
-		}
-	}
-}
-
-// aliasSums is aliasTallyInto for a tally drained by a scan: it leaves
-// the bitsets alone.
-func aliasSums(r *rng, m uint64, alias []aliasEntry, sums []uint64, unit uint64) {
-	var block [256]uint32
-	for m > 0 {
-		b := block[:min(m, uint64(len(block)))]
-		m -= uint64(len(b))
-		r.s = aliasDraws(b, alias, r.s)
-		for _, j := range b {
-			sums[j] += unit
 		}
 	}
 }
