@@ -1,0 +1,7 @@
+//go:build !linux
+
+package pages
+
+import "unsafe"
+
+func adviseHuge(unsafe.Pointer, uintptr) {}
