@@ -572,24 +572,45 @@ func (m *merger) scanRows(t int32, scale float64) error {
 	sums := tl.sums
 	tg, cx, np, nn, n := m.open()
 	var unique int64
-	for j, x := range sums {
-		if x == 0 {
+	for base := 0; base < len(sums); base += scanBlock {
+		blk := sums[base:min(base+scanBlock, len(sums))]
+		if len(tg)-n < len(blk) {
+			// Near the batch's end, row by row.
+			for k, x := range blk {
+				if x == 0 {
+					continue
+				}
+				if n == len(tg) {
+					m.close(tg, cx, np, nn, n)
+					if err := m.send(); err != nil {
+						tl.reset()
+						return err
+					}
+					tg, cx, np, nn, n = m.open()
+				}
+				blk[k] = 0
+				pos := uint32(x)
+				tg[n], cx[n] = t, int32(base+k)
+				np[n], nn[n] = float64(pos)/scale, float64(x>>32)
+				unique += int64(b2u(pos != 0))
+				n++
+			}
 			continue
 		}
-		if n == len(tg) {
-			m.close(tg, cx, np, nn, n)
-			if err := m.send(); err != nil {
-				tl.reset()
-				return err
-			}
-			tg, cx, np, nn, n = m.open()
+		// Every entry is written at n, which moves on past the non-zero
+		// ones: in a dense row, whether an entry is zero is as good as
+		// random, and a branch on it would be mispredicted often. Count on
+		// bench-raw, one thread, median of 10 alternating runs: 1.445
+		// user CPU-s against 1.47 with the branch (scanRows 6.1 % of the
+		// samples against 7.1).
+		for k, x := range blk {
+			pos := uint32(x)
+			tg[n], cx[n] = t, int32(base+k)
+			np[n], nn[n] = float64(pos)/scale, float64(x>>32)
+			unique += int64(b2u(pos != 0))
+			n += int(b2u(x != 0))
 		}
-		sums[j] = 0
-		pos := uint32(x)
-		tg[n], cx[n] = t, int32(j)
-		np[n], nn[n] = float64(pos)/scale, float64(x>>32)
-		unique += int64(b2u(pos != 0))
-		n++
+		clear(blk)
 	}
 	clear(tl.bitset)
 	clear(tl.summary)
@@ -597,3 +618,6 @@ func (m *merger) scanRows(t int32, scale float64) error {
 	m.uniquePairs += unique
 	return nil
 }
+
+// scanBlock is the number of tally entries scanRows takes at a time.
+const scanBlock = 64
