@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"runtime"
 
-	"github.com/pwe-project/pwe/internal/pages"
 	"github.com/pwe-project/pwe/internal/prefetch"
 )
 
@@ -73,11 +72,7 @@ func directTokens(share int64, v, window, runBuf int) int {
 	return int(max(0, min(n, 1<<32-1-2*directPad, math.MaxInt-2*directPad)))
 }
 
-// directStore is the documents an accumulator was given. The words and
-// the index's positions are read and written at random, tens of megabytes
-// of them: a large store lies on huge pages where the system has them
-// (pages.Huge). Count on bench-raw, one thread, medians of 10 and 12
-// alternating runs: 1.60 and 1.58 CPU-s against 1.655 and 1.64.
+// directStore is the documents an accumulator was given.
 type directStore struct {
 	words []uint32
 	// The index: the positions of target t, in increasing order, are
@@ -114,7 +109,7 @@ func (d *directStore) add(seq []int32, v int32, w, limit int) {
 func (d *directStore) grow(n, most int) {
 	size := max(min(2*cap(d.words), most), len(d.words)+n, 1<<12)
 	old := cap(d.words)
-	d.words = append(pages.Huge[uint32](0, size), d.words...)
+	d.words = append(make([]uint32, 0, size), d.words...)
 	if old >= collectWords {
 		// The old store is garbage, half as large as the new one: collected
 		// now, its memory serves what comes next instead of adding to the
@@ -126,7 +121,7 @@ func (d *directStore) grow(n, most int) {
 // reserve grows the store at once to hold n tokens.
 func (d *directStore) reserve(n int) {
 	if n += 2 * directPad; n > cap(d.words) {
-		d.words = append(pages.Huge[uint32](0, n), d.words...)
+		d.words = append(make([]uint32, 0, n), d.words...)
 	}
 }
 
@@ -157,7 +152,7 @@ func (d *directStore) index(v int) {
 	}
 	n := int(off[v+1])
 	if cap(d.pos) < n {
-		d.pos = pages.Huge[uint32](n, n)
+		d.pos = make([]uint32, n)
 	}
 	pos := d.pos[:n]
 	for p, w := range d.words {

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package pages
-
-import "unsafe"
-
-func adviseHuge(unsafe.Pointer, uintptr) {}
