@@ -747,7 +747,6 @@ func (d *countsDict) index(v float64) (int32, bool) {
 	return j, true
 }
 
-// foldRange folds values into the range (lo, hi) and the NaN flag.
 // int32Range widens [lo, hi] to hold every value of col. It keeps four
 // running ranges over interleaved values: one range would make each
 // comparison wait for the one before, and this loop ran at a quarter of the
@@ -769,6 +768,7 @@ func int32Range(col []int32, lo, hi int32) (int32, int32) {
 	return min(l0, l1, l2, l3), max(h0, h1, h2, h3)
 }
 
+// foldRange folds values into the range (lo, hi) and the NaN flag.
 func foldRange(values []float64, lo, hi float64, nan bool) (float64, float64, bool) {
 	for _, x := range values {
 		if x < lo {
