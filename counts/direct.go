@@ -284,8 +284,7 @@ func countDense(words, b []uint32, sums []uint64, wt, cum *[maxDirectWindow + 1]
 	var wsum uint64
 	for _, q := range b {
 		win := window(words, q)
-		r := win[directPad] >> roomShift
-		left, right := int(r>>4), int(r&15)
+		left, right := rooms(win)
 		wsum += cum[left] + cum[right]
 		for k := 1; k <= left; k++ {
 			sums[win[directPad-k]&idMask24] += wt[k]
@@ -303,6 +302,12 @@ func window(words []uint32, q uint32) *[2*directPad + 1]uint32 {
 	return (*[2*directPad + 1]uint32)(words[int(q)-directPad : int(q)+directPad+1])
 }
 
+// rooms returns the room on each side of the word at the middle of win.
+func rooms(win *[2*directPad + 1]uint32) (left, right int) {
+	r := win[directPad] >> roomShift
+	return int(r >> 4), int(r & 15)
+}
+
 // countMarked is countDense for a row drained through the bitsets: each
 // context counted is also marked in bitset and summary.
 //
@@ -311,8 +316,7 @@ func countMarked(words, b []uint32, sums []uint64, bitset, summary []uint64, wt,
 	var wsum uint64
 	for _, q := range b {
 		win := window(words, q)
-		r := win[directPad] >> roomShift
-		left, right := int(r>>4), int(r&15)
+		left, right := rooms(win)
 		wsum += cum[left] + cum[right]
 		for k := 1; k <= left; k++ {
 			j := win[directPad-k] & idMask24
