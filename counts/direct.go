@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"slices"
 
 	"github.com/pwe-project/pwe/internal/prefetch"
 )
@@ -385,24 +386,10 @@ func (rc *rowCounter) drain(t int32) ([]int32, []uint64) {
 		cs, vs = rc.tally.drain(rc.cs[:0], rc.vs[:0])
 	}
 	rc.cs, rc.vs = cs, vs
-	if i, ok := findContext(cs, t); ok {
+	if i, ok := slices.BinarySearch(cs, t); ok {
 		vs[i] /= 2
 	}
 	return cs, vs
-}
-
-// findContext finds t in the increasing contexts cs.
-func findContext(cs []int32, t int32) (int, bool) {
-	lo, hi := 0, len(cs)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if cs[mid] < t {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo, lo < len(cs) && cs[lo] == t
 }
 
 // spillStore counts the rows of a full store into a run, in target order,

@@ -800,9 +800,7 @@ func (m *merger) tallyRows(t int32, cs []int32, vs []uint64, scale float64) erro
 					m.close(tg, cx, np, nn, n)
 					if err := m.send(); err != nil {
 						// The tally must be left empty for the next target.
-						clear(summary)
-						clear(bitset)
-						clear(sums)
+						tl.reset()
 						return err
 					}
 					tg, cx, np, nn, n = m.open()

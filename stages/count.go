@@ -685,11 +685,11 @@ func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream,
 // Should the stream not have been read through, the file is read again.
 func tokenStreamFingerprint(ctx context.Context, s *formats.TokenStream) (input.Fingerprint, error) {
 	sum, ok, err := s.SHA256()
-	if err != nil || !ok {
-		if err == nil {
-			return input.FingerprintFileContext(ctx, s.Path)
-		}
+	switch {
+	case err != nil:
 		return input.Fingerprint{}, err
+	case !ok:
+		return input.FingerprintFileContext(ctx, s.Path)
 	}
 	return input.Fingerprint{Path: s.Path, Size: s.Size, SHA256: sum}, nil
 }
