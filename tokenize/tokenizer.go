@@ -1,8 +1,10 @@
 package tokenize
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 
@@ -232,44 +234,166 @@ func (t *Tokenizer) replaceInvalid(doc []byte, p int) []byte {
 	return out[start:]
 }
 
-// asciiTokens appends the tokens of an ASCII text.
+// asciiTokens appends the tokens of an ASCII text. It reads the text 64
+// bytes at a time as bitmasks of the bytes of each class (asciiMasks): the
+// bytes that belong to words, word runes and the marks that join two
+// letters or two digits (WB6, WB7, WB11, WB12), make runs of set bits, one
+// per token, found without a branch per byte.
 func (t *Tokenizer) asciiTokens(dst [][]byte, text []byte) [][]byte {
 	var kept, dropped int64
 	foldCase, minLen, stop := t.foldCase, t.minLen, t.stop
-	for i := 0; i < len(text); {
-		cl := asciiClass[text[i]]
-		if cl&clWordRune == 0 {
-			// Outside words every segment is one byte, or a run of spaces, or
-			// CR LF; white space is not counted, so bytes can be skipped one
-			// at a time.
-			if cl&(clSpace|clWhite) == 0 {
-				dropped++
+	cur := asciiMasks(text)
+	var prevWord uint64       // the bytes of words in the block before
+	open, inToken := 0, false // where the current token starts, if any
+	for base := 0; base < len(text); base += 64 {
+		var next blockMasks
+		if base+64 < len(text) {
+			next = asciiMasks(text[base+64:])
+		}
+		// A byte between two word runes, itself neither a word rune nor
+		// white space, may join them.
+		word := cur.word
+		if cand := (word<<1 | prevWord>>63) & (word>>1 | next.word<<63) &^ (word | cur.white) & cur.valid; cand != 0 {
+			word |= joins(text, base, cand)
+		}
+		// Whether the next block starts inside a word: with a word rune, or
+		// with a mark that joins the word rune before it to the one after.
+		nextWord := next.word & 1
+		if next.valid&^(next.word|next.white)&1 != 0 && cur.word>>63 != 0 && next.word&2 != 0 {
+			nextWord = joins(text, base+64, 1)
+		}
+		dropped += int64(bits.OnesCount64(cur.valid &^ (word | cur.white)))
+		starts := word &^ (word<<1 | prevWord>>63)
+		ends := word &^ (word>>1 | nextWord<<63)
+		for {
+			if !inToken {
+				if starts == 0 {
+					break
+				}
+				open = base + bits.TrailingZeros64(starts)
+				starts &= starts - 1
+				inToken = true
 			}
-			i++
-			continue
-		}
-		end, classes := asciiWordEnd(text, i)
-		tok := text[i:end]
-		i = end
-		if classes&(clLetter|clDigit) == 0 || len(tok) < minLen {
-			dropped++
-			continue
-		}
-		if classes&clUpper != 0 && foldCase {
-			tok = t.lowerASCII(tok)
-		}
-		if stop != nil {
-			if _, ok := stop[string(tok)]; ok {
+			if ends == 0 {
+				break // the token runs into the next block
+			}
+			end := base + bits.TrailingZeros64(ends) + 1
+			ends &= ends - 1
+			inToken = false
+			tok := text[open:end]
+			// A token's first byte is a word rune; only underscores can
+			// make one without a letter or digit.
+			if tok[0] == '_' && !hasLetterOrDigit(tok) || len(tok) < minLen {
 				dropped++
 				continue
 			}
+			if foldCase && anyUpper(tok, cur.upper, base, open) {
+				tok = t.lowerASCII(tok)
+			}
+			if stop != nil {
+				if _, ok := stop[string(tok)]; ok {
+					dropped++
+					continue
+				}
+			}
+			kept++
+			dst = append(dst, tok)
 		}
-		kept++
-		dst = append(dst, tok)
+		prevWord = word
+		cur = next
 	}
 	t.stats.Tokens += kept
 	t.stats.Dropped += dropped
 	return dst
+}
+
+// blockMasks marks the bytes of up to 64 bytes of ASCII text by class, the
+// first byte at bit 0.
+type blockMasks struct {
+	word  uint64 // letters, digits and underscores (clWordRune)
+	upper uint64
+	white uint64 // space and clWhite: neither words nor punctuation
+	valid uint64 // the bytes there are
+}
+
+// asciiMasks returns the masks of the first 64 bytes of text, or all of it
+// if shorter.
+func asciiMasks(text []byte) blockMasks {
+	n := min(len(text), 64)
+	var word, upper, white uint64
+	for i := 0; i < n; i += 8 {
+		var x uint64
+		if rest := text[i:cap(text)]; len(rest) >= 8 {
+			// Past n, the bytes up to the capacity are read and dropped.
+			x = binary.LittleEndian.Uint64(rest)
+			if n-i < 8 {
+				x &= 1<<(8*(n-i)) - 1
+			}
+		} else {
+			for k := n - 1; k >= i; k-- {
+				x = x<<8 | uint64(text[k])
+			}
+		}
+		// Zero bytes, past the end, belong to no class.
+		letter := byteRange(x|0x2020202020202020, 'a', 'z')
+		up := byteRange(x, 'A', 'Z')
+		w := letter | byteRange(x, '0', '9') | byteRange(x, '_', '_')
+		wh := byteRange(x, ' ', ' ') | byteRange(x, '\t', '\r')
+		word |= highBitMask(w) << i
+		upper |= highBitMask(up) << i
+		white |= highBitMask(wh) << i
+	}
+	return blockMasks{word: word, upper: upper, white: white, valid: 1<<n - 1} // all ones for n = 64
+}
+
+// highBitMask gathers the high bits of the eight bytes of x, and nothing
+// else, into the low eight bits, the first byte's lowest. The multiplier
+// moves byte i's bit to bit 56+i; no two of the products' terms meet, so
+// nothing carries.
+func highBitMask(x uint64) uint64 {
+	return (x >> 7) * 0x0102040810204080 >> 56
+}
+
+// joins returns those of the candidate bytes of text, by their bits from
+// base, that join the letters (WB6, WB7) or the digits (WB11, WB12) on
+// either side; the candidates have word runes on either side.
+func joins(text []byte, base int, cand uint64) uint64 {
+	var j uint64
+	for cand != 0 {
+		k := base + bits.TrailingZeros64(cand)
+		bit := cand & -cand
+		cand &= cand - 1
+		prev, mid, next := asciiClass[text[k-1]], asciiClass[text[k]], asciiClass[text[k+1]]
+		if prev&clLetter != 0 && mid&clMidLet != 0 && next&clLetter != 0 ||
+			prev == clDigit && mid&clMidNum != 0 && next == clDigit {
+			j |= bit
+		}
+	}
+	return j
+}
+
+// hasLetterOrDigit reports whether an ASCII token has a letter or digit.
+func hasLetterOrDigit(tok []byte) bool {
+	for _, c := range tok {
+		if asciiClass[c]&(clLetter|clDigit) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// anyUpper reports whether tok, which starts at open and ends in the block
+// at base whose upper-case letters are upper, has an upper-case letter.
+func anyUpper(tok []byte, upper uint64, base, open int) bool {
+	if open < base {
+		for _, c := range tok {
+			if asciiClass[c]&clUpper != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return upper>>(open-base)&(1<<len(tok)-1) != 0
 }
 
 // lowerASCII returns a lower-case copy of tok in the arena.

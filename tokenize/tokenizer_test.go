@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -201,6 +202,36 @@ func TestTokensMatchReference(t *testing.T) {
 	for _, opt := range opts {
 		for _, d := range mixedDocs {
 			compareWithReference(t, opt, []byte(d))
+		}
+	}
+}
+
+// TestASCIIBlocks compares Tokenizer with the slow reference on random
+// ASCII documents up to several of asciiTokens's 64-byte blocks long, made
+// of the bytes the rules tell apart, so that words and the marks that join
+// them fall across the blocks' edges. Each document is read once from a
+// slice whose capacity ends with it and once from a buffer that goes on
+// with letters, which asciiMasks must not count.
+func TestASCIIBlocks(t *testing.T) {
+	const alphabet = "aZ9_:.',; \t\r\n-\x00\x7f"
+	r := rand.New(rand.NewPCG(3, 4))
+	opts := []Options{{}, {KeepCase: true}, {MinLength: 3}}
+	for i := range 4000 {
+		doc := make([]byte, r.IntN(260))
+		// Mostly letters and digits, so that words run long.
+		for k := range doc {
+			switch r.IntN(4) {
+			case 0:
+				doc[k] = alphabet[r.IntN(len(alphabet))]
+			case 1:
+				doc[k] = '0' + byte(r.IntN(10))
+			default:
+				doc[k] = 'a' + byte(r.IntN(26)) - byte(r.IntN(2))*('a'-'A')
+			}
+		}
+		padded := append(slices.Clone(doc), "Wordswordswords"...)[:len(doc)]
+		for _, d := range [][]byte{slices.Clip(doc), padded} {
+			compareWithReference(t, opts[i%len(opts)], d)
 		}
 	}
 }
