@@ -26,7 +26,9 @@ func streamKey(seed, domain, id uint64) uint64 {
 	return mix64(mix64(seed^domain) + id*golden)
 }
 
-// rng is a splitmix64 sequence started at a stream key.
+// rng is a splitmix64 sequence started at a stream key. aliasDraws reads
+// its state as a wyrand counter instead, for the many draws of a target's
+// negatives.
 type rng struct{ s uint64 }
 
 func newRNG(seed, domain, id uint64) rng { return rng{s: streamKey(seed, domain, id)} }
