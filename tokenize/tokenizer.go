@@ -317,8 +317,20 @@ type blockMasks struct {
 }
 
 // asciiMasks returns the masks of the first 64 bytes of text, or all of it
-// if shorter.
+// if shorter. Where text's capacity holds 64 bytes, blockClasses, if there
+// is one, reads them all and the bits past the end are dropped.
 func asciiMasks(text []byte) blockMasks {
+	n := min(len(text), 64)
+	if haveBlockClasses && cap(text) >= 64 {
+		word, upper, white := blockClasses(&text[:64][0])
+		valid := uint64(1)<<n - 1 // all ones for n = 64
+		return blockMasks{word: word & valid, upper: upper & valid, white: white & valid, valid: valid}
+	}
+	return asciiMasksGo(text)
+}
+
+// asciiMasksGo is asciiMasks in Go, eight bytes at a time.
+func asciiMasksGo(text []byte) blockMasks {
 	n := min(len(text), 64)
 	var word, upper, white uint64
 	for i := 0; i < n; i += 8 {

@@ -236,6 +236,30 @@ func TestASCIIBlocks(t *testing.T) {
 	}
 }
 
+// TestBlockClasses compares the masks of blockClasses, where there is one,
+// with asciiMasksGo's on random ASCII text, read at every length up to 64
+// bytes from a buffer that goes on with bytes of every value.
+func TestBlockClasses(t *testing.T) {
+	if !haveBlockClasses {
+		t.Skip("no blockClasses on this platform")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	buf := make([]byte, 128)
+	for i := range 20000 {
+		for k := range buf {
+			buf[k] = byte(r.IntN(256))
+		}
+		n := i % 65
+		for k := range n {
+			buf[k] &= 0x7f
+		}
+		got, want := asciiMasks(buf[:n]), asciiMasksGo(slices.Clip(buf[:n]))
+		if got != want {
+			t.Fatalf("%q: masks %+v, want %+v", buf[:n], got, want)
+		}
+	}
+}
+
 // TestCorporaMatchReference runs the comparison on the real texts, which
 // are nearly all ASCII.
 func TestCorporaMatchReference(t *testing.T) {
