@@ -54,7 +54,8 @@ func corpus(tb testing.TB, name string, limit int64) []byte {
 	return data
 }
 
-// lines splits text into lines, each keeping its newline, as documents.
+// lines splits text into lines, each keeping its newline, as documents
+// whose capacity ends with them, as input.Reader gives them.
 func lines(text []byte) [][]byte {
 	var out [][]byte
 	for len(text) > 0 {
@@ -62,7 +63,7 @@ func lines(text []byte) [][]byte {
 		if n == 0 {
 			n = len(text)
 		}
-		out = append(out, text[:n])
+		out = append(out, text[:n:n])
 		text = text[n:]
 	}
 	return out

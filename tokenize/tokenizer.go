@@ -317,16 +317,23 @@ type blockMasks struct {
 }
 
 // asciiMasks returns the masks of the first 64 bytes of text, or all of it
-// if shorter. Where text's capacity holds 64 bytes, blockClasses, if there
-// is one, reads them all and the bits past the end are dropped.
+// if shorter. Where there is a blockClasses, it reads 64 bytes: those of
+// text where its capacity holds them, the bits past the end dropped, or
+// else a copy, whose zero bytes past the end are in no class.
 func asciiMasks(text []byte) blockMasks {
+	if !haveBlockClasses {
+		return asciiMasksGo(text)
+	}
 	n := min(len(text), 64)
-	if haveBlockClasses && cap(text) >= 64 {
+	valid := uint64(1)<<n - 1 // all ones for n = 64
+	if cap(text) >= 64 {
 		word, upper, white := blockClasses(&text[:64][0])
-		valid := uint64(1)<<n - 1 // all ones for n = 64
 		return blockMasks{word: word & valid, upper: upper & valid, white: white & valid, valid: valid}
 	}
-	return asciiMasksGo(text)
+	var block [64]byte
+	copy(block[:], text[:n])
+	word, upper, white := blockClasses(&block[0])
+	return blockMasks{word: word, upper: upper, white: white, valid: valid}
 }
 
 // asciiMasksGo is asciiMasks in Go, eight bytes at a time.

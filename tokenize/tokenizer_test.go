@@ -237,8 +237,9 @@ func TestASCIIBlocks(t *testing.T) {
 }
 
 // TestBlockClasses compares the masks of blockClasses, where there is one,
-// with asciiMasksGo's on random ASCII text, read at every length up to 64
-// bytes from a buffer that goes on with bytes of every value.
+// with asciiMasksGo's on random ASCII text of every length up to 64 bytes,
+// read from a buffer that goes on with bytes of every value and copied
+// from one that ends with the text.
 func TestBlockClasses(t *testing.T) {
 	if !haveBlockClasses {
 		t.Skip("no blockClasses on this platform")
@@ -253,9 +254,12 @@ func TestBlockClasses(t *testing.T) {
 		for k := range n {
 			buf[k] &= 0x7f
 		}
-		got, want := asciiMasks(buf[:n]), asciiMasksGo(slices.Clip(buf[:n]))
-		if got != want {
-			t.Fatalf("%q: masks %+v, want %+v", buf[:n], got, want)
+		want := asciiMasksGo(slices.Clip(buf[:n]))
+		// Read in place, and copied from a document that ends its memory.
+		for _, doc := range [][]byte{buf[:n], slices.Clip(buf[:n])} {
+			if got := asciiMasks(doc); got != want {
+				t.Fatalf("%q (capacity %d): masks %+v, want %+v", doc, cap(doc), got, want)
+			}
 		}
 	}
 }
