@@ -244,8 +244,12 @@ func aliasTallyInto[T uint32 | uint64](r *rng, m uint64, alias []aliasEntry, sum
 // them. A wyrand step is one 64x64-bit multiplication where splitmix64's
 // has two: BenchmarkNegatives's alias draws of 65536 took 4.68 ns a draw,
 // tally included, against 5.0 (medians of three), and count on bench-raw
-// 2-3 % less CPU. In a function of its own, the state stays in a register:
-// in aliasTallyInto's loop it went to the stack and back for every draw.
+// 2-3 % less CPU. In a function of its own, not inlined, the state stays in
+// a register: in aliasTallyInto's loop it went to the stack and back for
+// every draw (4.30-4.42 ns a draw against 4.68-4.91 inlined, as the
+// cheaper step let the compiler do).
+//
+//go:noinline
 func aliasDraws(b []uint32, alias []aliasEntry, s uint64) uint64 {
 	v := uint64(len(alias))
 	for i := range b {
