@@ -1,0 +1,52 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func int32RangeAVX2(col []int32, lo, hi int32) (mn, mx int32)
+TEXT ·int32RangeAVX2(SB), NOSPLIT, $0-40
+	MOVQ col_base+0(FP), SI
+	MOVQ col_len+8(FP), CX
+	MOVL lo+24(FP), AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU Y0, Y1
+	MOVL hi+28(FP), AX
+	VMOVD AX, X2
+	VPBROADCASTD X2, Y2
+	VMOVDQU Y2, Y3
+	TESTQ CX, CX
+	JZ reduce
+
+loop:
+	VMOVDQU (SI), Y4
+	VMOVDQU 32(SI), Y5
+	VPMINSD Y4, Y0, Y0
+	VPMINSD Y5, Y1, Y1
+	VPMAXSD Y4, Y2, Y2
+	VPMAXSD Y5, Y3, Y3
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JNZ loop
+
+reduce:
+	// Two running ranges of eight lanes each to one lane.
+	VPMINSD Y1, Y0, Y0
+	VPMAXSD Y3, Y2, Y2
+	VEXTRACTI128 $1, Y0, X1
+	VPMINSD X1, X0, X0
+	VEXTRACTI128 $1, Y2, X3
+	VPMAXSD X3, X2, X2
+	VPSHUFD $0x4e, X0, X1
+	VPMINSD X1, X0, X0
+	VPSHUFD $0x4e, X2, X3
+	VPMAXSD X3, X2, X2
+	VPSHUFD $0xb1, X0, X1
+	VPMINSD X1, X0, X0
+	VPSHUFD $0xb1, X2, X3
+	VPMAXSD X3, X2, X2
+	VMOVD X0, AX
+	MOVL AX, mn+32(FP)
+	VMOVD X2, AX
+	MOVL AX, mx+36(FP)
+	VZEROUPPER
+	RET
