@@ -151,15 +151,22 @@ func asciiWordEnd(data []byte, i int) (end int, classes uint8) {
 		if j+1 >= len(data) {
 			return j, classes
 		}
-		prev, mid, next := asciiClass[data[j-1]], asciiClass[data[j]], asciiClass[data[j+1]]
-		if (prev&clLetter != 0 && mid&clMidLet != 0 && next&clLetter != 0) ||
-			(prev == clDigit && mid&clMidNum != 0 && next == clDigit) {
+		if next := asciiClass[data[j+1]]; joinsASCII(asciiClass[data[j-1]], asciiClass[data[j]], next) {
 			classes |= next
 			j += 2
 			continue
 		}
 		return j, classes
 	}
+}
+
+// joinsASCII reports whether a byte of class mid joins the bytes of
+// classes prev and next on either side into one word: a MidLetter,
+// MidNumLet or single quote between two letters (WB6, WB7), or a MidNum,
+// MidNumLet or single quote between two digits (WB11, WB12).
+func joinsASCII(prev, mid, next uint8) bool {
+	return prev&clLetter != 0 && mid&clMidLet != 0 && next&clLetter != 0 ||
+		prev == clDigit && mid&clMidNum != 0 && next == clDigit
 }
 
 // highBits has the high bit of every byte of a word.

@@ -374,17 +374,14 @@ func highBitMask(x uint64) uint64 {
 }
 
 // joins returns those of the candidate bytes of text, by their bits from
-// base, that join the letters (WB6, WB7) or the digits (WB11, WB12) on
-// either side; the candidates have word runes on either side.
+// base, that join the word runes on either side (joinsASCII).
 func joins(text []byte, base int, cand uint64) uint64 {
 	var j uint64
 	for cand != 0 {
 		k := base + bits.TrailingZeros64(cand)
 		bit := cand & -cand
 		cand &= cand - 1
-		prev, mid, next := asciiClass[text[k-1]], asciiClass[text[k]], asciiClass[text[k+1]]
-		if prev&clLetter != 0 && mid&clMidLet != 0 && next&clLetter != 0 ||
-			prev == clDigit && mid&clMidNum != 0 && next == clDigit {
+		if joinsASCII(asciiClass[text[k-1]], asciiClass[text[k]], asciiClass[text[k+1]]) {
 			j |= bit
 		}
 	}
