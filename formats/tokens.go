@@ -757,7 +757,11 @@ func (c *TokenChunk) Decode() error {
 	}
 	ids := c.IDs[:nids]
 	limit := uint64(s.DictLen)
-	for i := range ids {
+	i, bad := decodeIDs(ids, b, &r.p, limit)
+	if bad {
+		return s.errorf(c.Offset, "id %d outside the dictionary of %d tokens", ids[i], limit)
+	}
+	for ; i < len(ids); i++ {
 		// Ids of one to three bytes, nearly all of them, are decoded from
 		// four bytes without a branch on their length, which is as good as
 		// random; next does the rest and the last few bytes.
@@ -785,6 +789,49 @@ func (c *TokenChunk) Decode() error {
 	}
 	c.IDs = ids
 	return nil
+}
+
+// decodeIDs decodes ids from b at *p eight bytes at a time, while eight
+// remain and each id takes one to three of them, and returns how many it
+// decoded, or the index of an id not below limit and true. The ends of the
+// ids among eight bytes are the bytes whose high bit is clear, all found at
+// once: the ids of a word are decoded side by side, where decoding them one
+// at a time made each wait for the length of the one before.
+func decodeIDs(ids []uint32, b []byte, p *int, limit uint64) (int, bool) {
+	const high = 0x8080808080808080
+	i, q := 0, *p
+	for i < len(ids) && q+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[q:])
+		ends := ^x & high
+		start := uint(0) // the bit where the next id starts
+		for ends != 0 && i < len(ids) {
+			end := uint(bits.TrailingZeros64(ends)) + 1
+			if end-start > 24 {
+				// An id of four or five bytes: left to the caller.
+				*p = q + int(start/8)
+				return i, false
+			}
+			ends &= ends - 1
+			w := x >> start
+			v := w&0x7f | w>>1&(0x7f<<7) | w>>2&(0x7f<<14)
+			v &= 1<<((end-start)/8*7) - 1
+			if v >= limit {
+				*p = q + int(start/8)
+				ids[i] = uint32(v)
+				return i, true
+			}
+			ids[i] = uint32(v)
+			i++
+			start = end
+		}
+		if start == 0 {
+			// Eight bytes without an id's end: left to the caller.
+			break
+		}
+		q += int(start / 8)
+	}
+	*p = q
+	return i, false
 }
 
 // b2u32 is 1 for true and 0 for false, without a branch.

@@ -1217,3 +1217,52 @@ func TestTokenStreamSHA256(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeIDs checks decodeIDs against binary.Uvarint on random ids of
+// every width, some of them written longer than they need, followed by
+// random bytes, with a random dictionary size: the ids it decodes, where
+// it stops, and the id it reports outside the dictionary.
+func TestDecodeIDs(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 5000 {
+		var b []byte
+		n := r.IntN(40)
+		for range n {
+			b = binary.AppendUvarint(b, uint64(r.Uint32())>>r.IntN(33))
+			if r.IntN(20) == 0 {
+				// The same id, one byte longer.
+				b[len(b)-1] |= 0x80
+				b = append(b, 0)
+			}
+		}
+		for range r.IntN(12) {
+			b = append(b, byte(r.IntN(256)))
+		}
+		limit := uint64(1) << r.IntN(33)
+		ids := make([]uint32, r.IntN(n+5))
+		p := 0
+		got, bad := decodeIDs(ids, b, &p, limit)
+		q := 0
+		for i := range got {
+			v, k := binary.Uvarint(b[q:])
+			if k <= 0 || v >= limit || uint32(v) != ids[i] || k > 3 {
+				t.Fatalf("trial %d: id %d decoded as %d, want %d (%d bytes, limit %d)", trial, i, ids[i], v, k, limit)
+			}
+			q += k
+		}
+		if p != q {
+			t.Fatalf("trial %d: stopped at byte %d after %d ids, which end at %d", trial, p, got, q)
+		}
+		if bad {
+			if v, k := binary.Uvarint(b[q:]); k <= 0 || v < limit || uint32(v) != ids[got] {
+				t.Fatalf("trial %d: id %d reported outside the dictionary of %d as %d, but it is %d", trial, got, limit, ids[got], v)
+			}
+		} else if got < len(ids) && q+8 <= len(b) {
+			// It stops early only before an id of four bytes or more, or
+			// eight bytes without an id's end.
+			if _, k := binary.Uvarint(b[q:]); k > 0 && k <= 3 {
+				t.Fatalf("trial %d: stopped at byte %d before an id of %d bytes", trial, q, k)
+			}
+		}
+	}
+}
