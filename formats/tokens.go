@@ -757,26 +757,18 @@ func (c *TokenChunk) Decode() error {
 	}
 	ids := c.IDs[:nids]
 	limit := uint64(s.DictLen)
-	i, bad := decodeIDs(ids, b, &r.p, limit)
-	if bad {
-		return s.errorf(c.Offset, "id %d outside the dictionary of %d tokens", ids[i], limit)
-	}
-	for ; i < len(ids); i++ {
-		// Ids of one to three bytes, nearly all of them, are decoded from
-		// four bytes without a branch on their length, which is as good as
-		// random; next does the rest and the last few bytes.
-		var v uint64
-		if r.p+4 <= len(b) {
-			x := binary.LittleEndian.Uint32(b[r.p:])
-			c0 := x >> 7 & 1
-			c1 := x >> 15 & c0
-			if x>>23&c1 == 0 {
-				v = uint64(x&0x7f | x>>1&(0x7f<<7)&-c0 | x>>2&(0x7f<<14)&-c1)
-				r.p += 1 + int(c0+c1)
-			} else if v, ok = r.next(); !ok {
-				return s.errorf(c.Offset, "id %d of the chunk is cut short", i)
-			}
-		} else if v, ok = r.next(); !ok {
+	for i := 0; i < len(ids); i++ {
+		// decodeIDs takes the ids of one to three bytes while eight bytes
+		// remain, nearly all of them; next takes any other, one at a time.
+		n, bad := decodeIDs(ids[i:], b, &r.p, limit)
+		if i += n; bad {
+			return s.errorf(c.Offset, "id %d outside the dictionary of %d tokens", ids[i], limit)
+		}
+		if i == len(ids) {
+			break
+		}
+		v, ok := r.next()
+		if !ok {
 			return s.errorf(c.Offset, "id %d of the chunk is cut short", i)
 		}
 		if v >= limit {
@@ -798,12 +790,11 @@ func (c *TokenChunk) Decode() error {
 // once: the ids of a word are decoded side by side, where decoding them one
 // at a time made each wait for the length of the one before.
 func decodeIDs(ids []uint32, b []byte, p *int, limit uint64) (int, bool) {
-	const high = 0x8080808080808080
 	i, q := 0, *p
 	for i < len(ids) && q+8 <= len(b) {
 		x := binary.LittleEndian.Uint64(b[q:])
-		ends := ^x & high
-		start := uint(0) // the bit where the next id starts
+		ends := ^x & 0x8080808080808080 // the bytes with the high bit clear
+		start := uint(0)                // the bit where the next id starts
 		for ends != 0 && i < len(ids) {
 			end := uint(bits.TrailingZeros64(ends)) + 1
 			if end-start > 24 {
