@@ -249,9 +249,18 @@ func aliasTallyInto[T uint32 | uint64](r *rng, m uint64, alias []aliasEntry, sum
 // every draw (4.30-4.42 ns a draw against 4.68-4.91 inlined, as the
 // cheaper step let the compiler do).
 //
+// Where the table's size is a power of two, 2^k, the index (x mod 2^32)
+// 2^k / 2^32 is a shift of x (aliasDrawsPow2): the same draws without the
+// multiplication. With --max-vocab 65536 on bench-raw, count's samples in
+// aliasDraws fell from 1581 and 1174 to 1219 and 1000 (perf record, two
+// pairs of runs), about 1 % of count.
+//
 //go:noinline
 func aliasDraws(b []uint32, alias []aliasEntry, s uint64) uint64 {
 	v := uint64(len(alias))
+	if v&(v-1) == 0 {
+		return aliasDrawsPow2(b, alias, s, 32-uint(bits.TrailingZeros64(v)))
+	}
 	for i := range b {
 		s += wyIncrement
 		hi, lo := bits.Mul64(s, s^wyMix)
@@ -261,6 +270,21 @@ func aliasDraws(b []uint32, alias []aliasEntry, s uint64) uint64 {
 			j = uint64(uint32(e.other))
 		}
 		b[i] = uint32(j)
+	}
+	return s
+}
+
+// aliasDrawsPow2 is aliasDraws for a table of 2^(32-shift) entries.
+func aliasDrawsPow2(b []uint32, alias []aliasEntry, s uint64, shift uint) uint64 {
+	for i := range b {
+		s += wyIncrement
+		hi, lo := bits.Mul64(s, s^wyMix)
+		x := hi ^ lo
+		j := uint32(x) >> shift
+		if e := alias[j]; uint32(x>>32) >= e.keep {
+			j = uint32(e.other)
+		}
+		b[i] = j
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"os"
 	"strings"
 	"testing"
@@ -94,7 +95,7 @@ func zipfCounts(v int) []int64 {
 // TestNegativeMethods checks every method's draws against the multinomial:
 // the counts sum to m, and a chi-square test against m P(j).
 func TestNegativeMethods(t *testing.T) {
-	for _, v := range []int{3, 50, 2000} {
+	for _, v := range []int{3, 50, 64, 2000} {
 		tbl, ok := newNegTable(zipfCounts(v), 0.75)
 		if !ok {
 			t.Fatal("no table")
@@ -128,6 +129,38 @@ func TestNegativeMethods(t *testing.T) {
 					t.Errorf("v=%d m=%d method %d: chi-square %.1f on %d df > %.1f", v, m, method, stat, df, chiSquareCritical(df, testAlpha))
 				}
 			}
+		}
+	}
+}
+
+// TestAliasDraws compares aliasDraws, which takes a shift for the index
+// where the table's size is a power of two, with the draws made by the
+// definition: index (x mod 2^32) V / 2^32, kept with probability keep /
+// 2^32, from a wyrand stream written out here.
+func TestAliasDraws(t *testing.T) {
+	for _, v := range []int{1, 2, 3, 64, 1000, 4096, 65536} {
+		tbl, ok := newNegTable(zipfCounts(v), 0.75)
+		if !ok {
+			t.Fatal("no table")
+		}
+		b := make([]uint32, 1000)
+		s0 := uint64(v) * 0x9E3779B97F4A7C15
+		s1 := aliasDraws(b, tbl.alias, s0)
+		s := s0
+		for i, got := range b {
+			s += 0xa0761d6478bd642f
+			hi, lo := bits.Mul64(s, s^0xe7037ed1a0b428db)
+			x := hi ^ lo
+			j := (x & 0xffffffff) * uint64(v) >> 32
+			if e := tbl.alias[j]; uint64(e.keep) <= x>>32 {
+				j = uint64(e.other)
+			}
+			if got != uint32(j) {
+				t.Fatalf("v=%d: draw %d is %d, want %d", v, i, got, j)
+			}
+		}
+		if s1 != s {
+			t.Fatalf("v=%d: state %#x after the draws, want %#x", v, s1, s)
 		}
 	}
 }
