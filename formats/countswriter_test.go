@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -405,6 +406,67 @@ func TestWriteColumns(t *testing.T) {
 		}
 		if !bytes.Equal(buf.Bytes(), want) {
 			t.Errorf("counts stream (TakeColumns %v): %d bytes from rows, %d from columns, not the same", take, len(want), buf.Len())
+		}
+	}
+}
+
+// TestCountsDictLookup compares countsDict.lookup, which takes groups of
+// four whole numbers at a time in assembly on amd64 with AVX2, with a
+// dictionary written here: values numbered by their bits in the order they
+// first appear. The values mix small whole numbers (where the groups run),
+// whole numbers on either side of the direct-mapped table's end, fractions,
+// and values the conversion to int32 gets wrong or loses (-0, NaN, the
+// infinities, 2^31, tiny and negative numbers), in slices of every length
+// around a group of four.
+func TestCountsDictLookup(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	specials := []float64{0, math.Copysign(0, -1), -1, 0.5, countsSmallDict - 1, countsSmallDict, countsSmallDict - 0.5,
+		math.NaN(), math.Inf(1), math.Inf(-1), 1e10, -countsSmallDict, 2.5e-300, 1 << 31, -(1 << 31), 1 << 32}
+	for trial := range 400 {
+		var d countsDict
+		ref := map[uint64]int32{}
+		var idx []int32
+		for chunk := range 4 {
+			vals := make([]float64, rng.IntN(40))
+			for i := range vals {
+				switch r := rng.IntN(20); {
+				case r < 14:
+					vals[i] = float64(rng.IntN(6))
+				case r < 17:
+					vals[i] = float64(rng.IntN(countsSmallDict + 200))
+				case r < 19:
+					vals[i] = specials[rng.IntN(len(specials))]
+				default:
+					vals[i] = float64(rng.IntN(100)) / 4
+				}
+			}
+			var width int
+			if !d.lookup(vals, &idx, &width) {
+				t.Fatalf("trial %d chunk %d: dictionary full after %d values", trial, chunk, d.len())
+			}
+			var or int32
+			for i, v := range vals {
+				j, ok := ref[math.Float64bits(v)]
+				if !ok {
+					j = int32(len(ref))
+					ref[math.Float64bits(v)] = j
+				}
+				if idx[i] != j {
+					t.Fatalf("trial %d chunk %d: %v: index %d of value %v (bits %#x) is %d, want %d", trial, chunk, vals, i, v, math.Float64bits(v), idx[i], j)
+				}
+				or |= j
+			}
+			if want := bits.Len32(uint32(or)); width != want {
+				t.Fatalf("trial %d chunk %d: bit width %d, want %d", trial, chunk, width, want)
+			}
+			if d.len() != len(ref) {
+				t.Fatalf("trial %d chunk %d: %d values in the dictionary, want %d", trial, chunk, d.len(), len(ref))
+			}
+			for k, v := range d.values {
+				if ref[math.Float64bits(v)] != int32(k) {
+					t.Fatalf("trial %d chunk %d: dictionary value %d is %v", trial, chunk, k, v)
+				}
+			}
 		}
 	}
 }

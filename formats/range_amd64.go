@@ -4,7 +4,8 @@ package formats
 
 import "golang.org/x/sys/cpu"
 
-// hasAVX2 reports whether int32Range has int32RangeAVX2.
+// hasAVX2 reports whether int32Range has int32RangeAVX2, and
+// countsDict.lookup smallIndexAVX2.
 var hasAVX2 = cpu.X86.HasAVX2
 
 // int32RangeAVX2 is int32Range for len(col) a multiple of 16, sixteen
