@@ -412,21 +412,19 @@ func TestWriteColumns(t *testing.T) {
 
 // TestCountsDictLookup compares countsDict.lookup, which takes groups of
 // four whole numbers at a time in assembly on amd64 with AVX2, with a
-// dictionary written here: values numbered by their bits in the order they
-// first appear. The values mix small whole numbers (where the groups run),
-// whole numbers on either side of the direct-mapped table's end, fractions,
-// and values the conversion to int32 gets wrong or loses (-0, NaN, the
-// infinities, 2^31, tiny and negative numbers), in slices of every length
-// around a group of four.
+// dictionary written here (checkDictLookup). The values mix small whole
+// numbers (where the groups run), whole numbers on either side of the
+// direct-mapped table's end, fractions, and values the conversion to int32
+// gets wrong or loses (-0, NaN, the infinities, 2^31, tiny and negative
+// numbers), in slices of every length around a group of four.
 func TestCountsDictLookup(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	specials := []float64{0, math.Copysign(0, -1), -1, 0.5, countsSmallDict - 1, countsSmallDict, countsSmallDict - 0.5,
 		math.NaN(), math.Inf(1), math.Inf(-1), 1e10, -countsSmallDict, 2.5e-300, 1 << 31, -(1 << 31), 1 << 32}
-	for trial := range 400 {
+	for range 400 {
 		var d countsDict
 		ref := map[uint64]int32{}
-		var idx []int32
-		for chunk := range 4 {
+		for range 4 {
 			vals := make([]float64, rng.IntN(40))
 			for i := range vals {
 				switch r := rng.IntN(20); {
@@ -440,33 +438,60 @@ func TestCountsDictLookup(t *testing.T) {
 					vals[i] = float64(rng.IntN(100)) / 4
 				}
 			}
-			var width int
-			if !d.lookup(vals, &idx, &width) {
-				t.Fatalf("trial %d chunk %d: dictionary full after %d values", trial, chunk, d.len())
-			}
-			var or int32
-			for i, v := range vals {
-				j, ok := ref[math.Float64bits(v)]
-				if !ok {
-					j = int32(len(ref))
-					ref[math.Float64bits(v)] = j
-				}
-				if idx[i] != j {
-					t.Fatalf("trial %d chunk %d: %v: index %d of value %v (bits %#x) is %d, want %d", trial, chunk, vals, i, v, math.Float64bits(v), idx[i], j)
-				}
-				or |= j
-			}
-			if want := bits.Len32(uint32(or)); width != want {
-				t.Fatalf("trial %d chunk %d: bit width %d, want %d", trial, chunk, width, want)
-			}
-			if d.len() != len(ref) {
-				t.Fatalf("trial %d chunk %d: %d values in the dictionary, want %d", trial, chunk, d.len(), len(ref))
-			}
-			for k, v := range d.values {
-				if ref[math.Float64bits(v)] != int32(k) {
-					t.Fatalf("trial %d chunk %d: dictionary value %d is %v", trial, chunk, k, v)
-				}
-			}
+			checkDictLookup(t, &d, ref, vals)
+		}
+	}
+}
+
+// FuzzCountsDictLookup is TestCountsDictLookup on values of any bits, in
+// two pages: the second sees the dictionary the first left.
+func FuzzCountsDictLookup(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x80}, 1)
+	f.Add(make([]byte, 8*13), 5)
+	f.Fuzz(func(t *testing.T, b []byte, split int) {
+		vals := make([]float64, len(b)/8)
+		for i := range vals {
+			vals[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		split = min(max(split, 0), len(vals))
+		var d countsDict
+		ref := map[uint64]int32{}
+		checkDictLookup(t, &d, ref, vals[:split])
+		checkDictLookup(t, &d, ref, vals[split:])
+	})
+}
+
+// checkDictLookup looks vals up in d and checks the indices, their bit
+// width and the dictionary against ref, the index of each value's bits in
+// the order they first appeared, which it brings up to date.
+func checkDictLookup(t *testing.T, d *countsDict, ref map[uint64]int32, vals []float64) {
+	t.Helper()
+	var idx []int32
+	var width int
+	if !d.lookup(vals, &idx, &width) {
+		t.Fatalf("dictionary full after %d values", d.len())
+	}
+	var or int32
+	for i, v := range vals {
+		j, ok := ref[math.Float64bits(v)]
+		if !ok {
+			j = int32(len(ref))
+			ref[math.Float64bits(v)] = j
+		}
+		if idx[i] != j {
+			t.Fatalf("%v: index %d of value %v (bits %#x) is %d, want %d", vals, i, v, math.Float64bits(v), idx[i], j)
+		}
+		or |= j
+	}
+	if want := bits.Len32(uint32(or)); width != want {
+		t.Fatalf("%v: bit width %d, want %d", vals, width, want)
+	}
+	if d.len() != len(ref) {
+		t.Fatalf("%d values in the dictionary, want %d", d.len(), len(ref))
+	}
+	for k, v := range d.values {
+		if ref[math.Float64bits(v)] != int32(k) {
+			t.Fatalf("dictionary value %d is %v", k, v)
 		}
 	}
 }
