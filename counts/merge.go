@@ -44,6 +44,18 @@ func (c *Counter) SetProgress(p Progress) { c.progress = p }
 // memory with room for as many rows (as formats.CountsWriter.TakeColumns
 // does). Temporary files are removed whether Finish succeeds or not.
 func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) error) (Stats, error) {
+	return c.FinishShared(ctx, func(cols *formats.CountColumns, release func()) error {
+		err := emit(cols)
+		release()
+		return err
+	})
+}
+
+// FinishShared is Finish for a sink that may keep a batch until it calls
+// release, as formats.CountsWriter.ShareColumns does: the merge then
+// makes other batches meanwhile. It may also take the batch's memory, as
+// Finish's emit may, before release.
+func (c *Counter) FinishShared(ctx context.Context, share func(cols *formats.CountColumns, release func()) error) (Stats, error) {
 	c.mu.Lock()
 	if c.ended {
 		c.mu.Unlock()
@@ -125,7 +137,7 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 	if err := c.reduceRuns(ctx, mergers[0]); err != nil {
 		return st, err
 	}
-	if err := c.mergeAll(ctx, mergers, dense, stores, emit); err != nil {
+	if err := c.mergeAll(ctx, mergers, dense, stores, share); err != nil {
 		return st, err
 	}
 	for _, m := range mergers {
@@ -217,7 +229,7 @@ func (c *Counter) spillLast(ctx context.Context, accs []*Accumulator, mayKeep bo
 // instead one of hotBatches tokens of their own, so the merge cannot stall
 // waiting for a look-ahead token, and their worker stays a few batches
 // ahead of the emitter, which then reads them from the cache.
-func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRows, stores []*directStore, emit func(*formats.CountColumns) error) error {
+func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRows, stores []*directStore, share func(*formats.CountColumns, func()) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nParts := len(c.parts) - 1
@@ -291,12 +303,22 @@ emitting:
 					}
 					continue emitting
 				}
-				if err := emit(b.cols); err != nil {
+				// The batch goes back to free once the sink is done with
+				// it, and its token now: the tokens bound what the merge
+				// holds, and the sink what it does.
+				cols := b.cols
+				err := share(cols, func() {
+					select {
+					case free <- cols:
+					default:
+					}
+				})
+				<-b.token
+				if err != nil {
 					emitErr = err
 					cancel()
 					break emitting
 				}
-				b.release(free)
 			case <-gctx.Done():
 				break emitting
 			}
@@ -317,16 +339,6 @@ emitting:
 type rowBatch struct {
 	cols  *formats.CountColumns
 	token chan struct{}
-}
-
-// release returns the batch to free for reuse, and then its token: a
-// worker that takes the token next finds the batch there.
-func (b rowBatch) release(free chan *formats.CountColumns) {
-	select {
-	case free <- b.cols:
-	default:
-	}
-	<-b.token
 }
 
 // hotBatches bounds the batches of the partition being emitted that are
@@ -855,7 +867,11 @@ func (m *merger) flush() error {
 	b := rowBatch{m.batch, m.batchToken}
 	m.batch, m.batchToken = nil, nil
 	if b.cols.Len() == 0 {
-		b.release(m.free)
+		select {
+		case m.free <- b.cols:
+		default:
+		}
+		<-b.token
 		return nil
 	}
 	m.rows += int64(b.cols.Len())

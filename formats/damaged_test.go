@@ -22,8 +22,14 @@ func fuzzFile(t *testing.T, data []byte) string {
 // writeCountsFile writes rows to a counts file in a temporary directory
 // and returns its path.
 func writeCountsFile(t testing.TB, rows []CountRow) string {
+	return writeCountsFileWith(t, rows, Meta{}, false)
+}
+
+// writeCountsFileWith is writeCountsFile with CreateCounts's meta and
+// manyValues.
+func writeCountsFileWith(t testing.TB, rows []CountRow, meta Meta, manyValues bool) string {
 	p := filepath.Join(t.TempDir(), "counts.parquet")
-	w, err := CreateCounts(p, Meta{}, false)
+	w, err := CreateCounts(p, meta, manyValues)
 	if err != nil {
 		t.Fatal(err)
 	}
