@@ -307,12 +307,7 @@ emitting:
 				// it, and its token now: the tokens bound what the merge
 				// holds, and the sink what it does.
 				cols := b.cols
-				err := share(cols, func() {
-					select {
-					case free <- cols:
-					default:
-					}
-				})
+				err := share(cols, func() { recycleBatch(free, cols) })
 				<-b.token
 				if err != nil {
 					emitErr = err
@@ -339,6 +334,16 @@ emitting:
 type rowBatch struct {
 	cols  *formats.CountColumns
 	token chan struct{}
+}
+
+// recycleBatch returns a batch to free for reuse, or leaves it to the
+// collector when free is full. Where it can, a batch goes back before its
+// token, so that a worker that takes the token next finds the batch there.
+func recycleBatch(free chan *formats.CountColumns, cols *formats.CountColumns) {
+	select {
+	case free <- cols:
+	default:
+	}
 }
 
 // hotBatches bounds the batches of the partition being emitted that are
@@ -867,10 +872,7 @@ func (m *merger) flush() error {
 	b := rowBatch{m.batch, m.batchToken}
 	m.batch, m.batchToken = nil, nil
 	if b.cols.Len() == 0 {
-		select {
-		case m.free <- b.cols:
-		default:
-		}
+		recycleBatch(m.free, b.cols)
 		<-b.token
 		return nil
 	}

@@ -283,9 +283,12 @@ func (w *CountsWriter) TakeColumns(cols *CountColumns) error {
 // refer to them instead, and release is called once the column encoders
 // are done with them (by Close, or before ShareColumns returns). On two
 // threads the merge's batches of 4 Ki rows were copied into pages of 64
-// Ki, which took 5.6 % of count's CPU on bench-raw (perf); shared, count
-// took 3-4 % less CPU and wall time on two threads, as the encoders read
-// the floats where they are and copy only the ids. Columns of
+// Ki, which took 5.6 % of count's CPU on bench-raw (perf). Shared, the
+// encoders read the floats where they are and copy only the ids: memmove
+// fell from 3091 to 1533 samples while the dictionary lookup, reading the
+// batches from memory, rose from 1193 to 1861 (three runs each); count on
+// two threads took 3-4 % less CPU in one set of 8 rounds, and about the
+// same in a later one of 16 (BENCHMARKS.md, session 29). Columns of
 // fewer than CountsPageRows/16 rows are copied, so that a page refers to
 // at most 17 callers' columns, and so are columns with room for more than
 // CountsPageRows/8, whose memory a page would hold for a few rows (one
@@ -453,9 +456,10 @@ type countsColumnEncoder struct {
 	idxBits  int    // bit width of idx's largest index
 	packed   []byte // idx, bit-packed
 	// Scratch space for the columns of pages of segments.
+	intParts     [][]int32
 	intScratch   []int32
-	floatScratch []float64
 	floatParts   [][]float64
+	floatScratch []float64
 }
 
 // countsChunksPerColumn is the number of chunks each column cycles through:
@@ -533,44 +537,42 @@ func (e *countsColumnEncoder) page(p *countsPage) error {
 }
 
 // ints returns the page's column that col picks, as one slice: the
-// encoding of ids needs them together, so the rows of a page of segments
-// are copied, into the encoder's scratch space.
+// encoding of ids needs them together.
 func (e *countsColumnEncoder) ints(p *countsPage, col func(*CountColumns) []int32) []int32 {
-	if len(p.segs) == 0 {
-		return col(&p.CountColumns)
-	}
-	e.intScratch = e.intScratch[:0]
-	for _, sg := range p.segs {
-		e.intScratch = append(e.intScratch, col(sg.cols)[sg.i:sg.j]...)
-	}
-	return e.intScratch
+	e.intParts = pageParts(p, col, e.intParts[:0])
+	return joined(e.intParts, &e.intScratch)
 }
 
 // floats returns the page's column that col picks, as a slice per segment:
 // the dictionary looks them up where they are.
 func (e *countsColumnEncoder) floats(p *countsPage, col func(*CountColumns) []float64) [][]float64 {
-	parts := e.floatParts[:0]
+	e.floatParts = pageParts(p, col, e.floatParts[:0])
+	return e.floatParts
+}
+
+// pageParts appends to parts the page's column that col picks, a slice per
+// segment, or the whole column of a page without segments.
+func pageParts[T any](p *countsPage, col func(*CountColumns) []T, parts [][]T) [][]T {
 	if len(p.segs) == 0 {
-		parts = append(parts, col(&p.CountColumns))
+		return append(parts, col(&p.CountColumns))
 	}
 	for _, sg := range p.segs {
 		parts = append(parts, col(sg.cols)[sg.i:sg.j])
 	}
-	e.floatParts = parts
 	return parts
 }
 
-// joined returns parts as one slice, copied into the encoder's scratch
-// space if there is more than one.
-func (e *countsColumnEncoder) joined(parts [][]float64) []float64 {
+// joined returns parts as one slice, copied into *scratch if there is more
+// than one.
+func joined[T any](parts [][]T, scratch *[]T) []T {
 	if len(parts) == 1 {
 		return parts[0]
 	}
-	e.floatScratch = e.floatScratch[:0]
+	*scratch = (*scratch)[:0]
 	for _, p := range parts {
-		e.floatScratch = append(e.floatScratch, p...)
+		*scratch = append(*scratch, p...)
 	}
-	return e.floatScratch
+	return *scratch
 }
 
 func (e *countsColumnEncoder) intPage(c *countsChunk, col []int32) error {
@@ -584,7 +586,7 @@ func (e *countsColumnEncoder) floatPage(c *countsChunk, parts [][]float64) error
 	var col []float64
 	switch {
 	case e.split:
-		col = e.joined(parts)
+		col = joined(parts, &e.floatScratch)
 		e.raw, _ = new(bytestreamsplit.Encoding).EncodeDouble(e.raw[:0], col)
 		enc = format.ByteStreamSplit
 	case !c.fallback && c.dict.lookup(parts, &e.idx, &e.idxBits):
@@ -595,7 +597,7 @@ func (e *countsColumnEncoder) floatPage(c *countsChunk, parts [][]float64) error
 		e.raw = append(append(e.raw[:0], byte(e.idxBits)), e.packed...)
 		return e.dataPage(c, len(e.idx), format.RLEDictionary)
 	default:
-		col = e.joined(parts)
+		col = joined(parts, &e.floatScratch)
 		e.raw = appendPlainDoubles(e.raw[:0], col)
 		enc = format.Plain
 		c.fallback = true
