@@ -287,8 +287,9 @@ func (w *CountsWriter) TakeColumns(cols *CountColumns) error {
 // encoders read the floats where they are and copy only the ids: memmove
 // fell from 3091 to 1533 samples while the dictionary lookup, reading the
 // batches from memory, rose from 1193 to 1861 (three runs each); count on
-// two threads took 3-4 % less CPU in one set of 8 rounds, and about the
-// same in a later one of 16 (BENCHMARKS.md, session 29). Columns of
+// two threads took 3-4 % less CPU in one set of 8 rounds, and 1.700
+// against 1.695 CPU-s at 1 GiB, 1.505 against 1.535 at 256MiB, in 12
+// alternating runs (BENCHMARKS.md, session 29). Columns of
 // fewer than CountsPageRows/16 rows are copied, so that a page refers to
 // at most 17 callers' columns, and so are columns with room for more than
 // CountsPageRows/8, whose memory a page would hold for a few rows (one
