@@ -535,7 +535,7 @@ func (m *merger) directRows(t int32, wsum uint64) (bool, error) {
 		if dense {
 			marks, sum = nil, nil
 		}
-		aliasTallyInto(&r, draws, c.neg.alias, sums, 1<<32, marks, sum)
+		aliasTallyInto(&r, draws, c.neg, sums, 1<<32, marks, sum)
 	} else {
 		ncs, nns := m.neg.sample(&r, draws, negAuto, m.ncs[:0], m.nns[:0])
 		m.ncs, m.nns = ncs, nns

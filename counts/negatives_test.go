@@ -133,34 +133,56 @@ func TestNegativeMethods(t *testing.T) {
 	}
 }
 
-// TestAliasDraws compares aliasDraws, which takes a shift for the index
-// where the table's size is a power of two, with the draws made by the
-// definition: index (x mod 2^32) V / 2^32, kept with probability keep /
-// 2^32, from a wyrand stream written out here.
+// TestAliasDraws compares the alias draws (negTable.aliasDraws, which
+// makes them four at a time from the compact table where it has one, and
+// aliasDraws, which takes a shift for the index where the table's size is a
+// power of two) with the draws made by the definition: index (x mod 2^32)
+// V / 2^32, kept with probability keep / 2^32, from a wyrand stream written
+// out here. Blocks of odd lengths leave draws to the loop in Go, and 2^20
+// draws meet about 16 that the compact table cannot decide.
 func TestAliasDraws(t *testing.T) {
-	for _, v := range []int{1, 2, 3, 64, 1000, 4096, 65536} {
+	for _, v := range []int{1, 2, 3, 64, 1000, 4096, 65536, 65537} {
 		tbl, ok := newNegTable(zipfCounts(v), 0.75)
 		if !ok {
 			t.Fatal("no table")
 		}
-		b := make([]uint32, 1000)
+		if hasAVX2 != (tbl.compact != nil) && v <= 1<<16 {
+			t.Fatalf("v=%d: compact table %v with AVX2 %v", v, tbl.compact != nil, hasAVX2)
+		}
 		s0 := uint64(v) * 0x9E3779B97F4A7C15
-		s1 := aliasDraws(b, tbl.alias, s0)
 		s := s0
-		for i, got := range b {
-			s += 0xa0761d6478bd642f
-			hi, lo := bits.Mul64(s, s^0xe7037ed1a0b428db)
-			x := hi ^ lo
-			j := (x & 0xffffffff) * uint64(v) >> 32
-			if e := tbl.alias[j]; uint64(e.keep) <= x>>32 {
-				j = uint64(e.other)
+		var undecided int
+		check := func(name string, b []uint32, s1 uint64) {
+			t.Helper()
+			for i, got := range b {
+				s += 0xa0761d6478bd642f
+				hi, lo := bits.Mul64(s, s^0xe7037ed1a0b428db)
+				x := hi ^ lo
+				j := (x & 0xffffffff) * uint64(v) >> 32
+				e := tbl.alias[j]
+				if e.keep>>16 == uint32(x>>48) {
+					undecided++
+				}
+				if uint64(e.keep) <= x>>32 {
+					j = uint64(e.other)
+				}
+				if got != uint32(j) {
+					t.Fatalf("v=%d %s: draw %d is %d, want %d", v, name, i, got, j)
+				}
 			}
-			if got != uint32(j) {
-				t.Fatalf("v=%d: draw %d is %d, want %d", v, i, got, j)
+			if s1 != s {
+				t.Fatalf("v=%d %s: state %#x after the draws, want %#x", v, name, s1, s)
 			}
 		}
-		if s1 != s {
-			t.Fatalf("v=%d: state %#x after the draws, want %#x", v, s1, s)
+		b := make([]uint32, 1000)
+		check("function", b, aliasDraws(b, tbl.alias, s))
+		for n := 0; n < 1<<20; {
+			b := make([]uint32, 1+n%1021)
+			n += len(b)
+			check("method", b, tbl.aliasDraws(b, s))
+		}
+		if tbl.compact != nil && undecided == 0 {
+			t.Errorf("v=%d: no draw that the compact table leaves undecided", v)
 		}
 	}
 }
