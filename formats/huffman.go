@@ -282,6 +282,12 @@ func (h *huffEncoder) assignCodes(length *[256]uint8, maxBits uint8) {
 // byte to the first, filled into bytes from their low bits, then a 1 bit
 // that marks the end. The decoder reads the stream backwards from the mark,
 // and so the bytes in order.
+//
+// With BMI2, huffGroupsBMI2 codes the groups of four: the compiler's loop
+// kept the table's address and a code on the stack, and shifted by CL.
+// BenchmarkLiteralFrames's megabyte took 0.93 ms against 1.21 (medians
+// of three), and count's samples in the streams on bench-raw fell from
+// 646-663 to 443-447 of about 12 000 (perf record, two runs each).
 func (h *huffEncoder) appendStream(dst, src []byte) []byte {
 	// A flush leaves at most 7 bits and four codes add at most 44, so an
 	// 8-byte store after every four holds them all.
@@ -294,6 +300,10 @@ func (h *huffEncoder) appendStream(dst, src []byte) []byte {
 		w = w.add(code[src[i-1]])
 	}
 	w = w.flush(buf)
+	if hasBMI2 {
+		w.c, w.nb, w.pos = huffGroupsBMI2(buf, src[:i], code, w.c, w.nb, w.pos)
+		i = 0
+	}
 	for ; i >= 4; i -= 4 {
 		s := src[i-4 : i : i]
 		w = w.add(code[s[3]]).add(code[s[2]]).add(code[s[1]]).add(code[s[0]]).flush(buf)

@@ -1,0 +1,18 @@
+//go:build amd64 && !purego
+
+package formats
+
+import "golang.org/x/sys/cpu"
+
+// hasBMI2 reports whether appendStream codes its groups of four bytes with
+// huffGroupsBMI2.
+var hasBMI2 = cpu.X86.HasBMI2
+
+// huffGroupsBMI2 is appendStream's loop over the groups of four bytes of
+// src, whose length is a multiple of four, from the last: it adds their
+// codes to the bits c, nb of them, and stores the whole bytes in buf at
+// pos, which must have room for them and eight more; it returns the bits
+// left and the position after the bytes stored.
+//
+//go:noescape
+func huffGroupsBMI2(buf, src []byte, code *[256]uint32, c uint64, nb uint, pos int) (uint64, uint, int)

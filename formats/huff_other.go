@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package formats
+
+// hasBMI2 reports whether appendStream codes its groups of four bytes with
+// huffGroupsBMI2.
+const hasBMI2 = false
+
+func huffGroupsBMI2(buf, src []byte, code *[256]uint32, c uint64, nb uint, pos int) (uint64, uint, int) {
+	panic("formats: no huffGroupsBMI2")
+}
