@@ -645,10 +645,21 @@ const scanBlock = 64
 // on a store and a load of them. With uniform weights the scale is 1, and
 // the counts are not divided.
 //
+// With AVX-512, scanEntriesAVX512 writes eight entries at a time: it packs
+// the non-zero ones at the low lanes (VPCOMPRESSQ) and converts their
+// counts together. Count on bench-raw, one thread: 277 samples in the scan
+// against 666-705 (perf record, two runs each), about 3 % of count.
+//
 //go:noinline
 func scanEntries(blk []uint64, base, t int32, tg, cx []int32, np, nn []float64, scale float64) (rows int, unique int64) {
 	tg, cx, np, nn = tg[:len(blk)], cx[:len(blk)], np[:len(blk)], nn[:len(blk)]
-	for k, x := range blk {
+	k := 0
+	if hasAVX512 {
+		rows, unique = scanEntriesAVX512(blk, base, t, tg, cx, np, nn, scale)
+		k = len(blk) &^ 7
+	}
+	for ; k < len(blk); k++ {
+		x := blk[k]
 		pos := uint32(x)
 		p := float64(pos)
 		if scale != 1 {
