@@ -5,7 +5,7 @@ package formats
 import "golang.org/x/sys/cpu"
 
 // hasBMI2 reports whether appendStream codes its groups of four bytes with
-// huffGroupsBMI2.
+// huffGroupsBMI2, and WriteChunk its ids with putIDsBMI2.
 var hasBMI2 = cpu.X86.HasBMI2
 
 // huffGroupsBMI2 is appendStream's loop over the groups of four bytes of
@@ -16,3 +16,11 @@ var hasBMI2 = cpu.X86.HasBMI2
 //
 //go:noescape
 func huffGroupsBMI2(buf, src []byte, code *[256]uint32, c uint64, nb uint, pos int) (uint64, uint, int)
+
+// putIDsBMI2 is WriteChunk's loop over the ids: it writes them as varints
+// into b from p, four bytes stored for each, until an id of four bytes or
+// more, and returns the position after them and their number. b must have
+// room for four bytes after the last.
+//
+//go:noescape
+func putIDsBMI2(b []byte, p int, ids []uint32) (int, int)

@@ -3,9 +3,11 @@
 package formats
 
 // hasBMI2 reports whether appendStream codes its groups of four bytes with
-// huffGroupsBMI2.
+// huffGroupsBMI2, and WriteChunk its ids with putIDsBMI2.
 const hasBMI2 = false
 
 func huffGroupsBMI2(buf, src []byte, code *[256]uint32, c uint64, nb uint, pos int) (uint64, uint, int) {
 	panic("formats: no huffGroupsBMI2")
 }
+
+func putIDsBMI2(b []byte, p int, ids []uint32) (int, int) { panic("formats: no putIDsBMI2") }

@@ -127,6 +127,19 @@ func (w *TokenStreamWriter) WriteChunk(docLens []int32, ids []uint32) error {
 	// with the short varints spelled out.
 	p := len(b)
 	b = slices.Grow(b, binary.MaxVarintLen32*len(ids))[:p+binary.MaxVarintLen32*len(ids)]
+	// With BMI2, putIDsBMI2 spreads an id's 7-bit groups into bytes with
+	// one PDEP and looks its marks and length up by its highest bit: on
+	// bench-raw, tokenize's samples here fell from 262 to 89 of about
+	// 5 300 (perf record, two runs each).
+	for hasBMI2 && len(ids) > 0 {
+		var n int
+		p, n = putIDsBMI2(b, p, ids)
+		ids = ids[n:]
+		if len(ids) > 0 {
+			p += binary.PutUvarint(b[p:], uint64(ids[0]))
+			ids = ids[1:]
+		}
+	}
 	for _, id := range ids {
 		if id >= 1<<21 {
 			p += binary.PutUvarint(b[p:], uint64(id))
