@@ -5,7 +5,8 @@ package formats
 import "golang.org/x/sys/cpu"
 
 // hasBMI2 reports whether appendStream codes its groups of four bytes with
-// huffGroupsBMI2, and WriteChunk its ids with putIDsBMI2.
+// huffGroupsBMI2, WriteChunk its ids with putIDsBMI2, and decodeIDs reads
+// them with decodeIDsBMI2.
 var hasBMI2 = cpu.X86.HasBMI2
 
 // huffGroupsBMI2 is appendStream's loop over the groups of four bytes of
@@ -24,3 +25,10 @@ func huffGroupsBMI2(buf, src []byte, code *[256]uint32, c uint64, nb uint, pos i
 //
 //go:noescape
 func putIDsBMI2(b []byte, p int, ids []uint32) (int, int)
+
+// decodeIDsBMI2 is decodeIDs from position q, with each id's 7-bit groups
+// gathered by one PEXT; it returns the position after the ids decoded
+// instead of setting it.
+//
+//go:noescape
+func decodeIDsBMI2(ids []uint32, b []byte, q int, limit uint64) (n int, end int, bad bool)

@@ -803,6 +803,15 @@ func (c *TokenChunk) Decode() error {
 // once: the ids of a word are decoded side by side, where decoding them one
 // at a time made each wait for the length of the one before.
 func decodeIDs(ids []uint32, b []byte, p *int, limit uint64) (int, bool) {
+	// With BMI2, decodeIDsBMI2 keeps the loop's state in registers, which
+	// the compiler spilled, and gathers an id's 7-bit groups with one PEXT:
+	// count on bench-raw, one thread, 210-212 samples here against 365-389
+	// of about 12 500 (perf record, two runs each).
+	if hasBMI2 {
+		n, q, bad := decodeIDsBMI2(ids, b, *p, limit)
+		*p = q
+		return n, bad
+	}
 	i, q := 0, *p
 	for i < len(ids) && q+8 <= len(b) {
 		x := binary.LittleEndian.Uint64(b[q:])

@@ -65,3 +65,76 @@ done:
 	MOVQ R8, ret+56(FP)
 	MOVQ DX, ret1+64(FP)
 	RET
+
+// func decodeIDsBMI2(ids []uint32, b []byte, q int, limit uint64) (n int, end int, bad bool)
+TEXT ·decodeIDsBMI2(SB), NOSPLIT, $0-81
+	MOVQ ids_base+0(FP), DI
+	MOVQ ids_len+8(FP), R12
+	MOVQ b_base+24(FP), SI
+	MOVQ b_len+32(FP), R13
+	MOVQ q+48(FP), R8
+	MOVQ limit+56(FP), R9
+	XORQ DX, DX // ids done
+	MOVQ $0x8080808080808080, R14
+	MOVQ $0x7f7f7f, R15
+
+word:
+	CMPQ DX, R12
+	JAE out
+	LEAQ 8(R8), R11
+	CMPQ R11, R13
+	JA out
+	MOVQ (SI)(R8*1), AX
+	ANDNQ R14, AX, BX // the ends of ids: bytes with the high bit clear
+	XORQ CX, CX       // the bit where the next id starts
+
+id:
+	TESTQ BX, BX
+	JEQ wordEnd
+	CMPQ DX, R12
+	JAE wordEnd
+	TZCNTQ BX, R10
+	INCQ R10          // the bit after the id
+	MOVQ R10, R11
+	SUBQ CX, R11      // its bits
+	CMPQ R11, $24
+	JA long
+	SHRXQ CX, AX, CX
+	BZHIQ R11, CX, CX
+	PEXTQ R15, CX, CX // its 7-bit groups
+	CMPQ CX, R9
+	JAE bad
+	MOVL CX, (DI)(DX*4)
+	INCQ DX
+	MOVQ R10, CX
+	BLSRQ BX, BX
+	JMP id
+
+wordEnd:
+	TESTQ CX, CX
+	JEQ out // eight bytes without an id's end
+	SHRQ $3, CX
+	ADDQ CX, R8
+	JMP word
+
+long:
+	// An id of four or five bytes: left to the caller.
+	SHRQ $3, CX
+	ADDQ CX, R8
+	JMP out
+
+bad:
+	MOVL CX, (DI)(DX*4)
+	SUBQ R11, R10
+	SHRQ $3, R10
+	ADDQ R10, R8
+	MOVQ DX, n+64(FP)
+	MOVQ R8, end+72(FP)
+	MOVB $1, bad+80(FP)
+	RET
+
+out:
+	MOVQ DX, n+64(FP)
+	MOVQ R8, end+72(FP)
+	MOVB $0, bad+80(FP)
+	RET
