@@ -454,8 +454,7 @@ type countsColumnEncoder struct {
 	lit      literalFrames
 	raw, enc []byte
 	idx      []int32
-	idxBits  int    // bit width of idx's largest index
-	packed   []byte // idx, bit-packed
+	idxBits  int // bit width of idx's largest index
 	// Scratch space for the columns of pages of segments.
 	intParts     [][]int32
 	intScratch   []int32
@@ -593,9 +592,18 @@ func (e *countsColumnEncoder) floatPage(c *countsChunk, parts [][]float64) error
 	case !c.fallback && c.dict.lookup(parts, &e.idx, &e.idxBits):
 		// The dictionary's values give the statistics when the chunk ends.
 		// The page is what rle.DictionaryEncoding writes: the bit width,
-		// then the indices; lookup found the width on its way.
-		e.packed, _ = (&rle.Encoding{BitWidth: e.idxBits}).EncodeInt32(e.packed, e.idx)
-		e.raw = append(append(e.raw[:0], byte(e.idxBits)), e.packed...)
+		// then the indices; lookup found the width on its way. The
+		// encoder writes from the start of the slice it is given, so it
+		// is given the room after the width, enough for any encoding of
+		// the indices (a group of eight takes at most a 5-byte header
+		// and 32 bits a value), and the indices need no copy.
+		e.raw = slices.Grow(append(e.raw[:0], byte(e.idxBits)), 5*len(e.idx)+64)
+		packed, _ := (&rle.Encoding{BitWidth: e.idxBits}).EncodeInt32(e.raw[1:1], e.idx)
+		if len(packed) == 0 || &packed[0] == &e.raw[1:2][0] {
+			e.raw = e.raw[:1+len(packed)]
+		} else {
+			e.raw = append(e.raw[:1], packed...)
+		}
 		return e.dataPage(c, len(e.idx), format.RLEDictionary)
 	default:
 		col = joined(parts, &e.floatScratch)
