@@ -7,7 +7,9 @@ import "golang.org/x/sys/cpu"
 // hasBMI2 reports whether appendStream codes its groups of four bytes with
 // huffGroupsBMI2, WriteChunk its ids with putIDsBMI2, and decodeIDs reads
 // them with decodeIDsBMI2.
-var hasBMI2 = cpu.X86.HasBMI2
+//
+// The assembly uses BMI1's ANDN, BLSR and TZCNT as well as BMI2's.
+var hasBMI2 = cpu.X86.HasBMI1 && cpu.X86.HasBMI2
 
 // huffGroupsBMI2 is appendStream's loop over the groups of four bytes of
 // src, whose length is a multiple of four, from the last: it adds their
