@@ -254,12 +254,13 @@ func aliasTallyInto[T uint32 | uint64](r *rng, m uint64, t *negTable, sums []T, 
 // (aliasDrawsAVX2): x / 2^32 at or above keep is known from their upper 16
 // bits unless those are equal (one draw in 2^16), and then the full table
 // makes the group of four. On bench-raw (--max-vocab 65536, one thread),
-// count's samples in the draws fell from 1121 to 770-792 (perf record),
-// and count's CPU by 2 % (medians of 8 alternating runs, 1.360 CPU-s
-// against 1.330). The vector loop alone, on a table in cache, took 1.20
-// ns a draw against 1.72 in Go (medians of two); with the full table it
-// took 1.17, but it gained less in count, where the table and the tally
-// do not fit the core's cache together; with AVX2's gather, 1.40.
+// count's samples in the draws fell from 1121 to 817-846, 770-792 of them
+// in the assembly (perf record, two runs), and count's CPU by 2 % (medians
+// of 8 alternating runs, 1.360 CPU-s against 1.330). The vector loop
+// alone, on a table in cache, took 1.20 ns a draw against 1.72 in Go
+// (medians of two); with the full table it took 1.17, but it gained less
+// in count, where the table and the tally do not fit the core's cache
+// together; with AVX2's gather, 1.40.
 func (t *negTable) aliasDraws(b []uint32, s uint64) uint64 {
 	for t.compact != nil && len(b) >= 4 {
 		n := aliasDrawsAVX2(b, t.compact, s)

@@ -2,10 +2,17 @@
 
 package formats
 
-// hasBMI2 reports whether appendStream codes its groups of four bytes with
-// huffGroupsBMI2, WriteChunk its ids with putIDsBMI2, and decodeIDs reads
-// them with decodeIDsBMI2.
-const hasBMI2 = false
+// Without the assembly (simd_amd64.go), the Go code runs everywhere.
+const (
+	hasAVX2 = false
+	hasBMI2 = false
+)
+
+func int32RangeAVX2([]int32, int32, int32) (mn, mx int32) { panic("formats: no int32RangeAVX2") }
+
+func smallIndexAVX2([]float64, *[countsSmallDict]int32, []int32) (int, int32) {
+	panic("formats: no smallIndexAVX2")
+}
 
 func huffGroupsBMI2(buf, src []byte, code *[256]uint32, c uint64, nb uint, pos int) (uint64, uint, int) {
 	panic("formats: no huffGroupsBMI2")
