@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/pwe-project/pwe/internal/pages"
 	"github.com/pwe-project/pwe/internal/prefetch"
 )
 
@@ -110,7 +111,7 @@ func (d *directStore) add(seq []int32, v int32, w, limit int) {
 func (d *directStore) grow(n, most int) {
 	size := max(min(2*cap(d.words), most), len(d.words)+n, 1<<12)
 	old := cap(d.words)
-	d.words = append(make([]uint32, 0, size), d.words...)
+	d.words = append(newWords(size), d.words...)
 	if old >= collectWords {
 		// The old store is garbage, half as large as the new one: collected
 		// now, its memory serves what comes next instead of adding to the
@@ -122,8 +123,20 @@ func (d *directStore) grow(n, most int) {
 // reserve grows the store at once to hold n tokens.
 func (d *directStore) reserve(n int) {
 	if n += 2 * directPad; n > cap(d.words) {
-		d.words = append(make([]uint32, 0, n), d.words...)
+		d.words = append(newWords(n), d.words...)
 	}
+}
+
+// newWords makes an empty store with room for n words, in huge pages where
+// the kernel gives them on advice. A store is written in order, and its
+// index read all over: on bench-raw, with the store and the index in huge
+// pages, count on one thread made 18 000 page faults instead of 37 500, and
+// took 0.34 s of system time on two threads against 0.44 (medians of 8
+// alternating runs).
+func newWords(n int) []uint32 {
+	w := make([]uint32, 0, n)
+	pages.Huge(w)
+	return w
 }
 
 // pad appends directPad gaps.
@@ -154,6 +167,7 @@ func (d *directStore) index(v int) {
 	n := int(off[v+1])
 	if cap(d.pos) < n {
 		d.pos = make([]uint32, n)
+		pages.Huge(d.pos)
 	}
 	pos := d.pos[:n]
 	for p, w := range d.words {

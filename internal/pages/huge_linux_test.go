@@ -1,0 +1,81 @@
+package pages
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestHuge checks that Huge marks the huge pages inside a large slice for
+// transparent huge pages (VmFlags "hg" in /proc/self/smaps) and leaves its
+// values alone.
+func TestHuge(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skip("no transparent huge pages on this kernel")
+	}
+	s := make([]uint64, 3*hugeSize/8)
+	for i := range s {
+		s[i] = uint64(i) * 0x9e3779b97f4a7c15
+	}
+	Huge(s)
+	for i, x := range s {
+		if x != uint64(i)*0x9e3779b97f4a7c15 {
+			t.Fatalf("element %d changed to %#x", i, x)
+		}
+	}
+	start := uintptr(unsafe.Pointer(&s[0]))
+	lo := (start + hugeSize - 1) &^ (hugeSize - 1)
+	hi := (start + uintptr(len(s))*8) &^ (hugeSize - 1)
+	if hi-lo < hugeSize {
+		t.Fatalf("no whole huge page in [%#x, %#x)", start, start+uintptr(len(s))*8)
+	}
+	// Every mapping that overlaps [lo, hi) must carry the flag.
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var from, to uintptr
+	covered := uintptr(0)
+	for sc.Scan() {
+		line := sc.Text()
+		if a, b, ok := vmaRange(line); ok {
+			from, to = a, b
+			continue
+		}
+		flags, ok := strings.CutPrefix(line, "VmFlags:")
+		if !ok || to <= lo || from >= hi {
+			continue
+		}
+		if !strings.Contains(" "+flags+" ", " hg ") {
+			t.Fatalf("mapping %#x-%#x, inside the slice's huge pages, has flags%s", from, to, flags)
+		}
+		covered += min(to, hi) - max(from, lo)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if covered != hi-lo {
+		t.Fatalf("mappings with the flag cover %d bytes of the %d advised", covered, hi-lo)
+	}
+}
+
+// vmaRange parses the first line of a mapping in /proc/self/smaps,
+// "start-end perms ...".
+func vmaRange(line string) (from, to uintptr, ok bool) {
+	field, _, _ := strings.Cut(line, " ")
+	a, b, ok := strings.Cut(field, "-")
+	if !ok {
+		return 0, 0, false
+	}
+	x, err1 := strconv.ParseUint(a, 16, 64)
+	y, err2 := strconv.ParseUint(b, 16, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return uintptr(x), uintptr(y), true
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package pages
+
+// Huge does nothing where transparent huge pages are not advised by
+// madvise; see the Linux version.
+func Huge[E any](s []E) {}
