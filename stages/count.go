@@ -602,9 +602,21 @@ func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream,
 		return nil, derr
 	}
 	// Each token pairs with at most Window tokens after it: the workers'
-	// buffers can take their share at once instead of growing to it.
+	// buffers can take their share at once instead of growing to it. The
+	// workers take chunks as they come free, so their shares differ: an
+	// eighth more room than an even share, which costs no memory until it
+	// is used, spares the worker that takes more than its share a copy of
+	// its documents into a larger store, alone at the end of the counting.
+	// On bench-raw with two workers the larger share was 0.1 to 6.7 % above
+	// half in ten runs, and count on two threads took 1.27 and 1.35 s
+	// against 1.375 and 1.395 without the room (wall, medians of 6 and 8
+	// alternating runs).
+	share := known * int64(cfg.Window) / int64(len(workers))
+	if len(workers) > 1 {
+		share += share / 8
+	}
 	for _, wk := range workers {
-		wk.acc.Reserve(known * int64(cfg.Window) / int64(len(workers)))
+		wk.acc.Reserve(share)
 	}
 	if p := cfg.Progress; p != nil {
 		p.SetTotal(s.ChunkBytes())
