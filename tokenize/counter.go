@@ -61,7 +61,7 @@ func NewCounter() *Counter { return NewCounterSize(0) }
 // tokens before its table grows.
 func NewCounterSize(n int) *Counter {
 	n = max(n, 0)
-	return &Counter{tab: newStrtab(n), counts: make([]int64, 0, n), recent: new([recentSize]recentEntry)}
+	return &Counter{tab: newStrtab(n), counts: make([]int64, 0, roomFor(n)), recent: new([recentSize]recentEntry)}
 }
 
 // Add counts each token once. It allocates only to store tokens not seen

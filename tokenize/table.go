@@ -56,13 +56,20 @@ const (
 	arenaGuess = 10
 )
 
+// newStrtab returns a table with slots for n strings, and room for half as
+// many more in its arena and ends: the slots are mapped in at once, but room
+// not used takes no memory, and a guess a little short would otherwise
+// leave arena and ends to be copied, each copy fresh pages to fault in.
 func newStrtab(n int) strtab {
 	t := strtab{seed: maphash.MakeSeed()}
 	t.setSlots(slotsFor(n))
-	t.ends = make([]int, 0, n)
-	t.arena = make([]byte, 0, n*arenaGuess)
+	t.ends = make([]int, 0, roomFor(n))
+	t.arena = make([]byte, 0, roomFor(n)*arenaGuess)
 	return t
 }
+
+// roomFor is the room that newStrtab makes for n strings in arena and ends.
+func roomFor(n int) int { return n + n/2 }
 
 func slotsFor(n int) int {
 	s := minSlots
@@ -79,6 +86,7 @@ func (t *strtab) setSlots(n int) {
 		panic("tokenize: more than 3<<30 distinct strings")
 	}
 	t.slots = make([]slot, n)
+	pages.Huge(t.slots)
 	pages.Touch(t.slots)
 	t.shift = uint(64 - bits.TrailingZeros(uint(n)))
 }
