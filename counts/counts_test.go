@@ -275,14 +275,16 @@ func TestManyTargetsPerPartition(t *testing.T) {
 // TestMergeBatchesBounded checks that the merge makes no more row batches
 // than it has tokens, the look-ahead's and hotBatches, however slowly they
 // are emitted: a single worker, which has no look-ahead, makes only
-// hotBatches. Each batch is 96 KiB, and a merge that ran ahead of the
+// hotBatches. Each batch is 384 KiB, and a merge that ran ahead of the
 // emitter would also find its rows out of the cache. Four partitions of
-// many batches each make the bound on the emitted one's batches matter.
+// many batches each make the bound on the emitted one's batches matter:
+// the test's batches are smaller than the merge's, testBatchRows.
 func TestMergeBatchesBounded(t *testing.T) {
+	const testBatchRows = 4096
 	cp := newCorpus(13, 3000, 500, 150, true)
 	cfg := Config{Window: 3, Negatives: 2, Seed: 9, Workers: 1, TempDir: t.TempDir()}
 	want, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
-	if need := 20 * batchRows; len(want) < need {
+	if need := 20 * testBatchRows; len(want) < need {
 		t.Fatalf("%d rows, want at least %d for the bound to matter", len(want), need)
 	}
 	for _, tc := range []struct{ workers, ahead, parts int }{{1, 0, 0}, {1, 0, 4}, {2, 3, 4}, {3, 5, 4}, {2, 3, 0}} {
@@ -293,7 +295,7 @@ func TestMergeBatchesBounded(t *testing.T) {
 			time.Sleep(20 * time.Microsecond) // let the workers run ahead
 		}
 		// One worker's batches hold a page each; the bound needs many.
-		tune := &tuning{dense: -1, ahead: tc.ahead, parts: tc.parts, batchCap: batchRows, emitted: emitted}
+		tune := &tuning{dense: -1, ahead: tc.ahead, parts: tc.parts, batchCap: testBatchRows, emitted: emitted}
 		got, _ := runCounter(t, cfg, cp.counts, cp.docs, 3, tune)
 		rowsEqual(t, fmt.Sprintf("%d workers", tc.workers), want, got)
 		if bound := tc.ahead + hotBatches; len(batches) > bound {
