@@ -32,7 +32,13 @@ func TestHuge(t *testing.T) {
 	if hi-lo < hugeSize {
 		t.Fatalf("no whole huge page in [%#x, %#x)", start, start+uintptr(len(s))*8)
 	}
-	// Every mapping that overlaps [lo, hi) must carry the flag.
+	checkHugeFlag(t, lo, hi)
+}
+
+// checkHugeFlag checks that the mappings covering [lo, hi) are all marked
+// for transparent huge pages.
+func checkHugeFlag(t *testing.T, lo, hi uintptr) {
+	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		t.Skip(err)
@@ -78,4 +84,21 @@ func vmaRange(line string) (from, to uintptr, ok bool) {
 		return 0, 0, false
 	}
 	return uintptr(x), uintptr(y), true
+}
+
+// TestBufferHuge checks that a Buffer of a few huge pages is aligned to
+// them and marked for transparent huge pages.
+func TestBufferHuge(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skip("no transparent huge pages on this kernel")
+	}
+	var m Buffer
+	defer m.Free()
+	m.Reserve(3*hugeSize - 5)
+	b := m.Bytes()[:m.Cap()]
+	start := uintptr(unsafe.Pointer(&b[0]))
+	if start%hugeSize != 0 || len(b)%hugeSize != 0 {
+		t.Fatalf("buffer at %#x of %d bytes, want whole huge pages", start, len(b))
+	}
+	checkHugeFlag(t, start, start+uintptr(len(b)))
 }
