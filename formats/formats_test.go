@@ -78,6 +78,54 @@ func TestReadVocabRejects(t *testing.T) {
 	}
 }
 
+// TestCheckVocabRepeats checks checkVocab's search for repeated tokens on
+// vocabularies of a few thousand tokens, many sharing hash-table slots,
+// against a map: no error without a repeat, and with repeats, the first
+// row that repeats an earlier one, named with that row.
+func TestCheckVocabRepeats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		n := 1 + rng.IntN(3000)
+		rows := make([]VocabRow, n)
+		for i := range rows {
+			// Short random tokens over four letters: repeats are common
+			// unless the trial removes them.
+			b := make([]byte, 1+rng.IntN(8))
+			for k := range b {
+				b[k] = "abcd"[rng.IntN(4)]
+			}
+			rows[i] = VocabRow{TokenID: int32(i), Token: string(b), Count: 1}
+		}
+		if trial%2 == 0 {
+			// Make the tokens distinct, then perhaps repeat one.
+			for i := range rows {
+				rows[i].Token = fmt.Sprintf("%s%d", rows[i].Token, i)
+			}
+			if trial%4 == 0 && n > 1 {
+				i := rng.IntN(n - 1)
+				j := i + 1 + rng.IntN(n-1-i)
+				rows[j].Token = rows[i].Token
+			}
+		}
+		want := ""
+		first := map[string]int{}
+		for i, r := range rows {
+			if j, ok := first[r.Token]; ok {
+				want = fmt.Sprintf("v: row %d: token %q repeats row %d", i, r.Token, j)
+				break
+			}
+			first[r.Token] = i
+		}
+		err := checkVocab("v", rows)
+		switch {
+		case want == "" && err != nil:
+			t.Fatalf("trial %d: %d distinct tokens: %v", trial, n, err)
+		case want != "" && (err == nil || err.Error() != want):
+			t.Fatalf("trial %d: error %v, want %s", trial, err, want)
+		}
+	}
+}
+
 func TestOpenChecksSchemaAndColumns(t *testing.T) {
 	dir := t.TempDir()
 	counts := filepath.Join(dir, "counts.parquet")
