@@ -627,3 +627,38 @@ func TestScanEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchPool checks that the pool's batches are empty, have the room
+// asked for, and do not overlap: filled to their room and one row past it
+// (which must move that batch's columns), each keeps its own rows.
+func TestBatchPool(t *testing.T) {
+	const n, rows = 5, 7
+	pool := batchPool(n, rows)
+	if len(pool) != n {
+		t.Fatalf("%d batches, want %d", len(pool), n)
+	}
+	row := func(b, i int) formats.CountRow {
+		return formats.CountRow{TargetID: int32(b), ContextID: int32(i), NPos: float64(b*100 + i), NNeg: float64(-i)}
+	}
+	for b, cols := range pool {
+		if cols.Len() != 0 || cap(cols.Target) != rows || cap(cols.Context) != rows || cap(cols.NPos) != rows || cap(cols.NNeg) != rows {
+			t.Fatalf("batch %d: %d rows, room for %d %d %d %d, want 0 and %d", b, cols.Len(),
+				cap(cols.Target), cap(cols.Context), cap(cols.NPos), cap(cols.NNeg), rows)
+		}
+		for i := range rows {
+			cols.AppendRows([]formats.CountRow{row(b, i)})
+		}
+	}
+	pool[0].AppendRows([]formats.CountRow{row(0, rows)})
+	for b, cols := range pool {
+		want := rows + int(b2u(b == 0))
+		if cols.Len() != want {
+			t.Fatalf("batch %d: %d rows, want %d", b, cols.Len(), want)
+		}
+		for i := range want {
+			if got := cols.Row(i); got != row(b, i) {
+				t.Fatalf("batch %d row %d: %+v, want %+v", b, i, got, row(b, i))
+			}
+		}
+	}
+}
