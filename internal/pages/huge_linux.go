@@ -30,7 +30,7 @@ func Huge[E any](s []E) {
 	}
 	base := unsafe.Pointer(unsafe.SliceData(s[:cap(s)]))
 	start := uintptr(base)
-	lo := (start + hugeSize - 1) &^ (hugeSize - 1)
+	lo := roundUp(start, hugeSize)
 	hi := (start + n) &^ (hugeSize - 1)
 	if hi <= lo {
 		return
@@ -38,3 +38,6 @@ func Huge[E any](s []E) {
 	b := unsafe.Slice((*byte)(unsafe.Add(base, lo-start)), hi-lo)
 	_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 }
+
+// roundUp rounds x up to a multiple of to, a power of two.
+func roundUp(x, to uintptr) uintptr { return (x + to - 1) &^ (to - 1) }

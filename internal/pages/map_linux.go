@@ -15,10 +15,10 @@ func mapBytes(n int) []byte {
 	if n <= 0 {
 		return nil
 	}
-	length := uintptr(n+size-1) &^ (size - 1)
+	length := roundUp(uintptr(n), size)
 	var extra uintptr
 	if length >= hugeSize {
-		length = (length + hugeSize - 1) &^ (hugeSize - 1)
+		length = roundUp(length, hugeSize)
 		extra = hugeSize // to cut an aligned stretch from
 	}
 	p, err := unix.MmapPtr(-1, 0, nil, length+extra, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
@@ -27,7 +27,7 @@ func mapBytes(n int) []byte {
 	}
 	if extra > 0 {
 		start := uintptr(p)
-		head := (start+hugeSize-1)&^(hugeSize-1) - start
+		head := roundUp(start, hugeSize) - start
 		if head > 0 {
 			_ = unix.MunmapPtr(p, head)
 		}

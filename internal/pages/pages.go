@@ -1,4 +1,6 @@
-// Package pages maps fresh memory in ahead of its use.
+// Package pages handles memory a page at a time: it maps fresh memory in
+// ahead of its use (Touch), advises transparent huge pages for large slices
+// (Huge), and keeps buffers in memory mapped for them alone (Buffer).
 package pages
 
 import "unsafe"
