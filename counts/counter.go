@@ -375,6 +375,9 @@ func (c *Counter) Close() error {
 		c.dir = ""
 	}
 	for _, a := range c.accs {
+		if a.direct != nil {
+			a.direct.free()
+		}
 		a.release()
 	}
 	return errors.Join(errs...)

@@ -633,7 +633,8 @@ func TestScanEntries(t *testing.T) {
 // (which must move that batch's columns), each keeps its own rows.
 func TestBatchPool(t *testing.T) {
 	const n, rows = 5, 7
-	pool := batchPool(n, rows)
+	pool, release := batchPool(n, rows)
+	defer release()
 	if len(pool) != n {
 		t.Fatalf("%d batches, want %d", len(pool), n)
 	}

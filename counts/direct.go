@@ -111,6 +111,7 @@ func (d *directStore) add(seq []int32, v int32, w, limit int) {
 func (d *directStore) grow(n, most int) {
 	size := max(min(2*cap(d.words), most), len(d.words)+n, 1<<12)
 	old := cap(d.words)
+	pages.Unhuge(d.words)
 	d.words = append(newWords(size), d.words...)
 	if old >= collectWords {
 		// The old store is garbage, half as large as the new one: collected
@@ -123,6 +124,7 @@ func (d *directStore) grow(n, most int) {
 // reserve grows the store at once to hold n tokens.
 func (d *directStore) reserve(n int) {
 	if n += 2 * directPad; n > cap(d.words) {
+		pages.Unhuge(d.words)
 		d.words = append(newWords(n), d.words...)
 	}
 }
@@ -166,6 +168,7 @@ func (d *directStore) index(v int) {
 	}
 	n := int(off[v+1])
 	if cap(d.pos) < n {
+		pages.Unhuge(d.pos)
 		d.pos = make([]uint32, n)
 		pages.Huge(d.pos)
 	}
@@ -177,6 +180,14 @@ func (d *directStore) index(v int) {
 		}
 	}
 	d.pos = pos
+}
+
+// free drops the store's memory, withdrawing the huge-page advice from it
+// (pages.Unhuge): the Go runtime reuses it for other values.
+func (d *directStore) free() {
+	pages.Unhuge(d.words)
+	pages.Unhuge(d.pos)
+	d.words, d.off, d.pos = nil, nil, nil
 }
 
 // reset empties the store, keeping its memory.

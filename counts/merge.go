@@ -71,11 +71,17 @@ func (c *Counter) FinishShared(ctx context.Context, share func(cols *formats.Cou
 	accs := c.accs
 	c.mu.Unlock()
 	defer c.Close()
+	var stores []*directStore
+	// The stores go once merged (Close leaves them to Finish).
+	defer func() {
+		for _, d := range stores {
+			d.free()
+		}
+	}()
 
 	var st Stats
 	// Accumulators keep their documents, or count pairs (direct.go).
 	var pairAccs []*Accumulator
-	var stores []*directStore
 	for _, a := range accs {
 		if a.err != nil {
 			return st, a.err
@@ -262,7 +268,9 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRo
 	// worker).
 	free := make(chan *formats.CountColumns, c.ahead+hotBatches)
 	if len(mergers) > 1 {
-		for _, b := range batchPool(cap(free), c.batchCap) {
+		pool, release := batchPool(cap(free), c.batchCap)
+		defer release()
+		for _, b := range pool {
 			free <- b
 		}
 	}
@@ -364,7 +372,9 @@ func recycleBatch(free chan *formats.CountColumns, cols *formats.CountColumns) {
 // each fresh memory to fault in 4 KiB at a time (on bench-raw, with two
 // threads, about 3 000 of count's 17 800 page faults; count took 1.890
 // CPU-s against 1.950, medians of 8 alternating runs).
-func batchPool(n, rows int) []*formats.CountColumns {
+// release withdraws the huge-page advice from the slabs, once the batches
+// are done with.
+func batchPool(n, rows int) (pool []*formats.CountColumns, release func()) {
 	tg, cx := make([]int32, n*rows), make([]int32, n*rows)
 	np, nn := make([]float64, n*rows), make([]float64, n*rows)
 	for _, s := range [][]int32{tg, cx} {
@@ -373,12 +383,17 @@ func batchPool(n, rows int) []*formats.CountColumns {
 	for _, s := range [][]float64{np, nn} {
 		pages.Huge(s)
 	}
-	pool := make([]*formats.CountColumns, n)
+	pool = make([]*formats.CountColumns, n)
 	for i := range pool {
 		at, end := i*rows, (i+1)*rows
 		pool[i] = &formats.CountColumns{Target: tg[at:at:end], Context: cx[at:at:end], NPos: np[at:at:end], NNeg: nn[at:at:end]}
 	}
-	return pool
+	return pool, func() {
+		pages.Unhuge(tg)
+		pages.Unhuge(cx)
+		pages.Unhuge(np)
+		pages.Unhuge(nn)
+	}
 }
 
 // hotBatches bounds the batches of the partition being emitted that are

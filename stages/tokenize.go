@@ -153,6 +153,10 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	} else {
 		total, err = countTokens(ctx, r, tokenizers, sp, distinctGuess(size, sp.limit), invalid)
 	}
+	if total != nil {
+		// After the stream's closing, which reads it (deferred later).
+		defer total.Free()
+	}
 	if err != nil {
 		return TokenizeStats{}, err
 	}
@@ -302,6 +306,14 @@ func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.To
 	// The first takes in the others' tokens at the end: it alone is made
 	// for the corpus's.
 	counters[0] = tokenize.NewCounterSize(distinct)
+	var total *tokenize.Counter
+	defer func() {
+		for _, c := range counters {
+			if c != total {
+				c.Free()
+			}
+		}
+	}()
 	share := sp.limit / int64(len(counters))
 	err := fanOut(ctx, r, len(tokenizers), func(w int, b *input.Batch) error {
 		tk, counter := tokenizers[w], counters[w]
@@ -327,11 +339,12 @@ func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.To
 			if _, err := sp.spill(c, -1); err != nil {
 				return nil, err
 			}
-			continue
+		} else {
+			counters[0].Merge(c)
 		}
-		counters[0].Merge(c)
 	}
-	return counters[0], nil
+	total = counters[0]
+	return total, nil
 }
 
 // tokenBatch is one batch of documents as ids into its own distinct
@@ -392,6 +405,7 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 	locals := make([]*tokenize.Counter, len(tokenizers))
 	for w := 1; w < len(locals); w++ {
 		locals[w] = tokenize.NewCounter()
+		defer locals[w].Free()
 	}
 	err := fanOutInOrder(ctx, len(tokenizers), nextBatch(r), func(b *input.Batch) error {
 		tb := &direct

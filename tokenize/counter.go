@@ -161,6 +161,16 @@ func (c *Counter) Reset() {
 	clear(c.recent[:])
 }
 
+// Free drops c's memory, which the Go runtime then reuses for other
+// values, and withdraws the advice to map its table in huge pages, which
+// would otherwise outlive it (see pages.Unhuge): a long-lived process that
+// counts tokens once, such as a pipeline whose later stages run for hours,
+// should free the Counter when done. c must not be used afterwards.
+func (c *Counter) Free() {
+	c.tab.free()
+	c.counts, c.recent, c.misses = nil, nil, nil
+}
+
 // add counts tok n times and returns its id.
 func (c *Counter) add(tok []byte, n int64) int {
 	if cacheable(tok) {

@@ -432,3 +432,21 @@ func TestCounterEmptyToken(t *testing.T) {
 	}
 	check("AddCountIDs", c, c.AddCountIDs(nil, toks, ones))
 }
+
+// TestCounterFree checks that Free lets go of every large slice of a
+// Counter that has grown past its first table, so that the collector can
+// take them back even while the Counter is still referenced.
+func TestCounterFree(t *testing.T) {
+	c := NewCounter()
+	first := len(c.tab.slots)
+	for i := 0; len(c.tab.slots) == first; i++ {
+		c.AddCount([]byte(fmt.Sprintf("token%d", i)), 1)
+	}
+	if c.tab.memory() == 0 || len(c.counts) == 0 {
+		t.Fatal("the Counter holds nothing before Free")
+	}
+	c.Free()
+	if m := c.tab.memory(); m != 0 || c.counts != nil || c.recent != nil || c.misses != nil {
+		t.Fatalf("after Free: table of %d bytes, counts %v, cache %v, misses %v", m, c.counts != nil, c.recent != nil, c.misses != nil)
+	}
+}

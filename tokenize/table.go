@@ -209,6 +209,14 @@ func (t *strtab) rehash() {
 		}
 		t.slots[i] = s
 	}
+	pages.Unhuge(old)
+}
+
+// free drops the table's memory, withdrawing the huge-page advice from its
+// slots.
+func (t *strtab) free() {
+	pages.Unhuge(t.slots)
+	t.slots, t.arena, t.ends = nil, nil, nil
 }
 
 // memory returns the bytes held by the table.

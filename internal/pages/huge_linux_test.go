@@ -35,9 +35,44 @@ func TestHuge(t *testing.T) {
 	checkHugeFlag(t, lo, hi)
 }
 
+// TestUnhuge checks that Unhuge withdraws Huge's advice (VmFlags "nh"
+// instead of "hg") where the system maps huge pages only on advice, leaves
+// the values alone, and leaves the advice elsewhere.
+func TestUnhuge(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skip("no transparent huge pages on this kernel")
+	}
+	s := make([]uint64, 3*hugeSize/8)
+	Huge(s)
+	for i := range s {
+		s[i] = uint64(i) * 0x9e3779b97f4a7c15
+	}
+	Unhuge(s)
+	for i, x := range s {
+		if x != uint64(i)*0x9e3779b97f4a7c15 {
+			t.Fatalf("element %d changed to %#x", i, x)
+		}
+	}
+	b := wholeHugePages(s)
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	hi := lo + uintptr(len(b))
+	if adviseOnly() {
+		checkFlag(t, lo, hi, "nh")
+	} else {
+		checkFlag(t, lo, hi, "hg")
+	}
+}
+
 // checkHugeFlag checks that the mappings covering [lo, hi) are all marked
 // for transparent huge pages.
 func checkHugeFlag(t *testing.T, lo, hi uintptr) {
+	t.Helper()
+	checkFlag(t, lo, hi, "hg")
+}
+
+// checkFlag checks that the mappings covering [lo, hi) all have the flag
+// in VmFlags.
+func checkFlag(t *testing.T, lo, hi uintptr, flag string) {
 	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
@@ -57,7 +92,7 @@ func checkHugeFlag(t *testing.T, lo, hi uintptr) {
 		if !ok || to <= lo || from >= hi {
 			continue
 		}
-		if !strings.Contains(" "+flags+" ", " hg ") {
+		if !strings.Contains(" "+flags+" ", " "+flag+" ") {
 			t.Fatalf("mapping %#x-%#x, inside the slice's huge pages, has flags%s", from, to, flags)
 		}
 		covered += min(to, hi) - max(from, lo)

@@ -5,3 +5,6 @@ package pages
 // Huge does nothing where transparent huge pages are not advised by
 // madvise; see the Linux version.
 func Huge[E any](s []E) {}
+
+// Unhuge does nothing where Huge does nothing.
+func Unhuge[E any](s []E) {}
