@@ -13,19 +13,7 @@ import (
 // transparent huge pages (VmFlags "hg" in /proc/self/smaps) and leaves its
 // values alone.
 func TestHuge(t *testing.T) {
-	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
-		t.Skip("no transparent huge pages on this kernel")
-	}
-	s := make([]uint64, 3*hugeSize/8)
-	for i := range s {
-		s[i] = uint64(i) * 0x9e3779b97f4a7c15
-	}
-	Huge(s)
-	for i, x := range s {
-		if x != uint64(i)*0x9e3779b97f4a7c15 {
-			t.Fatalf("element %d changed to %#x", i, x)
-		}
-	}
+	s := adviseFilled(t, Huge[uint64])
 	start := uintptr(unsafe.Pointer(&s[0]))
 	lo := (start + hugeSize - 1) &^ (hugeSize - 1)
 	hi := (start + uintptr(len(s))*8) &^ (hugeSize - 1)
@@ -39,20 +27,10 @@ func TestHuge(t *testing.T) {
 // instead of "hg") where the system maps huge pages only on advice, leaves
 // the values alone, and leaves the advice elsewhere.
 func TestUnhuge(t *testing.T) {
-	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
-		t.Skip("no transparent huge pages on this kernel")
-	}
-	s := make([]uint64, 3*hugeSize/8)
-	Huge(s)
-	for i := range s {
-		s[i] = uint64(i) * 0x9e3779b97f4a7c15
-	}
-	Unhuge(s)
-	for i, x := range s {
-		if x != uint64(i)*0x9e3779b97f4a7c15 {
-			t.Fatalf("element %d changed to %#x", i, x)
-		}
-	}
+	s := adviseFilled(t, func(s []uint64) {
+		Huge(s)
+		Unhuge(s)
+	})
 	b := wholeHugePages(s)
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	hi := lo + uintptr(len(b))
@@ -61,6 +39,27 @@ func TestUnhuge(t *testing.T) {
 	} else {
 		checkFlag(t, lo, hi, "hg")
 	}
+}
+
+// adviseFilled fills a slice of three huge pages, calls advise on it and
+// checks that the values stayed. It skips the test on a kernel without
+// transparent huge pages.
+func adviseFilled(t *testing.T, advise func([]uint64)) []uint64 {
+	t.Helper()
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skip("no transparent huge pages on this kernel")
+	}
+	s := make([]uint64, 3*hugeSize/8)
+	for i := range s {
+		s[i] = uint64(i) * 0x9e3779b97f4a7c15
+	}
+	advise(s)
+	for i, x := range s {
+		if x != uint64(i)*0x9e3779b97f4a7c15 {
+			t.Fatalf("element %d changed to %#x", i, x)
+		}
+	}
+	return s
 }
 
 // checkHugeFlag checks that the mappings covering [lo, hi) are all marked
