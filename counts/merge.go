@@ -51,18 +51,6 @@ func (c *Counter) SetProgress(p Progress) { c.progress = p }
 // memory with room for as many rows (as formats.CountsWriter.TakeColumns
 // does). Temporary files are removed whether Finish succeeds or not.
 func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) error) (Stats, error) {
-	return c.FinishShared(ctx, func(cols *formats.CountColumns, release func()) error {
-		err := emit(cols)
-		release()
-		return err
-	})
-}
-
-// FinishShared is Finish for a sink that may keep a batch until it calls
-// release, as formats.CountsWriter.ShareColumns does: the merge then
-// makes other batches meanwhile. It may also take the batch's memory, as
-// Finish's emit may, before release.
-func (c *Counter) FinishShared(ctx context.Context, share func(cols *formats.CountColumns, release func()) error) (Stats, error) {
 	c.mu.Lock()
 	if c.ended {
 		c.mu.Unlock()
@@ -150,7 +138,7 @@ func (c *Counter) FinishShared(ctx context.Context, share func(cols *formats.Cou
 	if err := c.reduceRuns(ctx, mergers[0]); err != nil {
 		return st, err
 	}
-	if err := c.mergeAll(ctx, mergers, dense, stores, share); err != nil {
+	if err := c.mergeAll(ctx, mergers, dense, stores, emit); err != nil {
 		return st, err
 	}
 	for _, m := range mergers {
@@ -242,7 +230,7 @@ func (c *Counter) spillLast(ctx context.Context, accs []*Accumulator, mayKeep bo
 // instead one of hotBatches tokens of their own, so the merge cannot stall
 // waiting for a look-ahead token, and their worker stays a few batches
 // ahead of the emitter, which then reads them from the cache.
-func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRows, stores []*directStore, share func(*formats.CountColumns, func()) error) error {
+func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRows, stores []*directStore, emit func(*formats.CountColumns) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nParts := len(c.parts) - 1
@@ -323,11 +311,10 @@ emitting:
 					}
 					continue emitting
 				}
-				// The batch goes back to free once the sink is done with
-				// it, and its token now: the tokens bound what the merge
-				// holds, and the sink what it does.
-				cols := b.cols
-				err := share(cols, func() { recycleBatch(free, cols) })
+				// The batch goes back to free, then its token (see
+				// recycleBatch).
+				err := emit(b.cols)
+				recycleBatch(free, b.cols)
 				<-b.token
 				if err != nil {
 					emitErr = err

@@ -56,66 +56,11 @@ const (
 	countsMaxDict = 1 << 16
 )
 
-// countsPage holds up to CountsPageRows rows as columns: its own, or, once
-// ShareColumns has given it rows of a caller's columns, as the segments
-// listed in segs, in order, some of which may be of its own columns.
+// countsPage holds up to CountsPageRows rows as columns.
 type countsPage struct {
 	CountColumns
-	segs    []countsSegment
-	segRows int // the rows in segs
 	// pending counts the column encoders that have yet to read the page.
 	pending atomic.Int32
-}
-
-// countsSegment is rows [i, j) of cols; shared is nil where cols are the
-// page's own.
-type countsSegment struct {
-	cols   *CountColumns
-	i, j   int
-	shared *sharedColumns
-}
-
-// sharedColumns are a caller's columns that pages refer to: release is
-// called once the last of them is done with them.
-type sharedColumns struct {
-	refs    atomic.Int32
-	release func()
-}
-
-func (s *sharedColumns) drop() {
-	if s.refs.Add(-1) == 0 {
-		s.release()
-	}
-}
-
-// rows returns the number of rows in the page.
-func (p *countsPage) rows() int {
-	if len(p.segs) > 0 {
-		return p.segRows
-	}
-	return p.Len()
-}
-
-// addSegment appends rows [i, j) of cols.
-func (p *countsPage) addSegment(cols *CountColumns, i, j int, shared *sharedColumns) {
-	if n := len(p.segs); n > 0 && shared == nil && p.segs[n-1].shared == nil && p.segs[n-1].j == i {
-		p.segs[n-1].j = j
-	} else {
-		p.segs = append(p.segs, countsSegment{cols, i, j, shared})
-	}
-	p.segRows += j - i
-}
-
-// recycle drops the page's references to shared columns and empties it.
-func (p *countsPage) recycle() {
-	for _, sg := range p.segs {
-		if sg.shared != nil {
-			sg.shared.drop()
-		}
-	}
-	clear(p.segs)
-	p.segs, p.segRows = p.segs[:0], 0
-	p.Reset()
 }
 
 func newCountsPage() *countsPage {
@@ -183,7 +128,7 @@ func (w *CountsWriter) encodeColumn(c *countsColumnEncoder) {
 			}
 		}
 		if p.pending.Add(-1) == 0 {
-			p.recycle()
+			p.Reset()
 			select {
 			case w.free <- p:
 			default:
@@ -269,7 +214,7 @@ func (w *CountsWriter) WriteColumns(cols *CountColumns) error {
 // cols gets the page's memory in exchange: room for CountsPageRows rows.
 // Either way, cols is empty on return.
 func (w *CountsWriter) TakeColumns(cols *CountColumns) error {
-	if p := w.cur; !w.ended && p.rows() == 0 && cols.Len() == CountsPageRows {
+	if p := w.cur; !w.ended && p.Len() == 0 && cols.Len() == CountsPageRows {
 		p.CountColumns, *cols = *cols, p.CountColumns
 		cols.Reset()
 		return w.send()
@@ -277,55 +222,6 @@ func (w *CountsWriter) TakeColumns(cols *CountColumns) error {
 	err := w.WriteColumns(cols)
 	cols.Reset()
 	return err
-}
-
-// ShareColumns is TakeColumns for columns whose memory the caller can
-// spare until release: their rows are not copied into the pages, which
-// refer to them instead, and release is called once the column encoders
-// are done with them (by Close, or before ShareColumns returns). On two
-// threads the merge's batches of 4 Ki rows were copied into pages of 64
-// Ki, which took 5.6 % of count's CPU on bench-raw (perf). Shared, the
-// encoders read the floats where they are and copy only the ids: memmove
-// fell from 3091 to 1533 samples while the dictionary lookup, reading the
-// batches from memory, rose from 1193 to 1861 (three runs each); count on
-// two threads took 3-4 % less CPU in one set of 8 rounds, and 1.700
-// against 1.695 CPU-s at 1 GiB, 1.505 against 1.535 at 256MiB, in 12
-// alternating runs (BENCHMARKS.md, session 29). Columns of
-// fewer than CountsPageRows/16 rows are copied, so that a page refers to
-// at most 17 callers' columns, and so are columns with room for more than
-// CountsPageRows/8, whose memory a page would hold for a few rows (one
-// merge worker's batches: it fills pages of its own, which TakeColumns
-// takes). Since session 31 the merge's workers hand over batches of 16 Ki
-// rows, which are copied too: shared, they cost more (count on two threads,
-// 1.960 CPU-s and 189 MiB against 1.890 and 168 copied, medians of 8
-// alternating runs), as the pages held more batches for longer, each
-// fresh memory to fault in.
-func (w *CountsWriter) ShareColumns(cols *CountColumns, release func()) error {
-	n := cols.Len()
-	if w.ended || n < CountsPageRows/16 || cap(cols.Target) > CountsPageRows/8 {
-		err := w.TakeColumns(cols)
-		release()
-		return err
-	}
-	sh := &sharedColumns{release: release}
-	sh.refs.Store(1) // ShareColumns's own, dropped on return
-	defer sh.drop()
-	for i := 0; i < n; {
-		p := w.cur
-		if len(p.segs) == 0 && p.Len() > 0 {
-			p.addSegment(&p.CountColumns, 0, p.Len(), nil)
-		}
-		k := min(n-i, CountsPageRows-p.rows())
-		sh.refs.Add(1)
-		p.addSegment(cols, i, i+k, sh)
-		i += k
-		if p.rows() == CountsPageRows {
-			if err := w.send(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // fill adds n rows to the pages, sending each page as it fills: add
@@ -336,14 +232,10 @@ func (w *CountsWriter) fill(n int, add func(p *countsPage, i, j int)) error {
 	}
 	for i := 0; i < n; {
 		p := w.cur
-		k := min(n-i, CountsPageRows-p.rows())
-		own := p.Len()
+		k := min(n-i, CountsPageRows-p.Len())
 		add(p, i, i+k)
-		if len(p.segs) > 0 {
-			p.addSegment(&p.CountColumns, own, own+k, nil)
-		}
 		i += k
-		if p.rows() == CountsPageRows {
+		if p.Len() == CountsPageRows {
 			if err := w.send(); err != nil {
 				return err
 			}
@@ -407,7 +299,7 @@ func (w *CountsWriter) Close() error {
 	if w.ended {
 		return fmt.Errorf("writing %s: Close after Close or Abort", w.file.Name())
 	}
-	if w.cur.rows() > 0 {
+	if w.cur.Len() > 0 {
 		if err := w.send(); err != nil {
 			w.stop()
 			w.file.Abort()
@@ -464,11 +356,6 @@ type countsColumnEncoder struct {
 	raw, enc []byte
 	idx      []int32
 	idxBits  int // bit width of idx's largest index
-	// Scratch space for the columns of pages of segments.
-	intParts     [][]int32
-	intScratch   []int32
-	floatParts   [][]float64
-	floatScratch []float64
 }
 
 // countsChunksPerColumn is the number of chunks each column cycles through:
@@ -544,61 +431,22 @@ func (e *countsColumnEncoder) page(p *countsPage) error {
 	var err error
 	switch e.col {
 	case 0:
-		err = e.intPage(c, e.ints(p, func(c *CountColumns) []int32 { return c.Target }))
+		err = e.intPage(c, p.Target)
 	case 1:
-		err = e.intPage(c, e.ints(p, func(c *CountColumns) []int32 { return c.Context }))
+		err = e.intPage(c, p.Context)
 	case 2:
-		err = e.floatPage(c, e.floats(p, func(c *CountColumns) []float64 { return c.NPos }))
+		err = e.floatPage(c, p.NPos)
 	default:
-		err = e.floatPage(c, e.floats(p, func(c *CountColumns) []float64 { return c.NNeg }))
+		err = e.floatPage(c, p.NNeg)
 	}
 	if err != nil {
 		return err
 	}
-	c.rows += int64(p.rows())
+	c.rows += int64(p.Len())
 	if c.rows >= RowGroupRows {
 		return e.endChunk()
 	}
 	return nil
-}
-
-// ints returns the page's column that col picks, as one slice: the
-// encoding of ids needs them together.
-func (e *countsColumnEncoder) ints(p *countsPage, col func(*CountColumns) []int32) []int32 {
-	e.intParts = pageParts(p, col, e.intParts[:0])
-	return joined(e.intParts, &e.intScratch)
-}
-
-// floats returns the page's column that col picks, as a slice per segment:
-// the dictionary looks them up where they are.
-func (e *countsColumnEncoder) floats(p *countsPage, col func(*CountColumns) []float64) [][]float64 {
-	e.floatParts = pageParts(p, col, e.floatParts[:0])
-	return e.floatParts
-}
-
-// pageParts appends to parts the page's column that col picks, a slice per
-// segment, or the whole column of a page without segments.
-func pageParts[T any](p *countsPage, col func(*CountColumns) []T, parts [][]T) [][]T {
-	if len(p.segs) == 0 {
-		return append(parts, col(&p.CountColumns))
-	}
-	for _, sg := range p.segs {
-		parts = append(parts, col(sg.cols)[sg.i:sg.j])
-	}
-	return parts
-}
-
-// joined returns parts as one slice, copied into *scratch if there is more
-// than one.
-func joined[T any](parts [][]T, scratch *[]T) []T {
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	*scratch = (*scratch)[:0]
-	for _, p := range parts {
-		*scratch = append(*scratch, p...)
-	}
-	return *scratch
 }
 
 func (e *countsColumnEncoder) intPage(c *countsChunk, col []int32) error {
@@ -607,15 +455,13 @@ func (e *countsColumnEncoder) intPage(c *countsChunk, col []int32) error {
 	return e.dataPage(c, len(col), format.DeltaBinaryPacked)
 }
 
-func (e *countsColumnEncoder) floatPage(c *countsChunk, parts [][]float64) error {
+func (e *countsColumnEncoder) floatPage(c *countsChunk, col []float64) error {
 	var enc format.Encoding
-	var col []float64
 	switch {
 	case e.split:
-		col = joined(parts, &e.floatScratch)
 		e.raw, _ = new(bytestreamsplit.Encoding).EncodeDouble(e.raw[:0], col)
 		enc = format.ByteStreamSplit
-	case !c.fallback && c.dict.lookup(parts, &e.idx, &e.idxBits):
+	case !c.fallback && c.dict.lookup(col, &e.idx, &e.idxBits):
 		// The dictionary's values give the statistics when the chunk ends.
 		// The page is what rle.DictionaryEncoding writes: the bit width,
 		// then the indices; lookup found the width on its way. The
@@ -632,7 +478,6 @@ func (e *countsColumnEncoder) floatPage(c *countsChunk, parts [][]float64) error
 		}
 		return e.dataPage(c, len(e.idx), format.RLEDictionary)
 	default:
-		col = joined(parts, &e.floatScratch)
 		e.raw = appendPlainDoubles(e.raw[:0], col)
 		enc = format.Plain
 		c.fallback = true
@@ -892,34 +737,24 @@ func (d *countsDict) reset() {
 	clear(d.other)
 }
 
-// lookup sets *idx to the dictionary indices of the values of parts, one
-// after the other, adding new values, and *bitWidth to the bit width of
-// the largest index; it reports false, leaving the dictionary as it was,
-// when the values would not fit.
-func (d *countsDict) lookup(parts [][]float64, idx *[]int32, bitWidth *int) bool {
+// lookup sets *idx to the dictionary indices of vals, adding new values,
+// and *bitWidth to the bit width of the largest index; it reports false,
+// leaving the dictionary as it was, when the values would not fit.
+func (d *countsDict) lookup(vals []float64, idx *[]int32, bitWidth *int) bool {
 	if d.small == nil {
 		d.small = make([]int32, countsSmallDict)
 		d.other = make(map[uint64]int32)
 	}
-	n := 0
-	for _, vals := range parts {
-		n += len(vals)
-	}
 	n0 := len(d.values)
-	out := slices.Grow((*idx)[:0], n)[:n]
+	out := slices.Grow((*idx)[:0], len(vals))[:len(vals)]
 	*idx = out
 	// The bit width of the largest index is that of all indices or-ed.
-	var bitsOf int32
-	for _, vals := range parts {
-		or, ok := d.lookupRun(vals, out[:len(vals)])
-		if !ok {
-			d.truncate(n0)
-			return false
-		}
-		bitsOf |= or
-		out = out[len(vals):]
+	or, ok := d.lookupRun(vals, out)
+	if !ok {
+		d.truncate(n0)
+		return false
 	}
-	*bitWidth = bits.Len32(uint32(bitsOf))
+	*bitWidth = bits.Len32(uint32(or))
 	return true
 }
 

@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -411,81 +410,6 @@ func TestWriteColumns(t *testing.T) {
 	}
 }
 
-// TestShareColumns checks that rows given to ShareColumns, mixed with rows
-// written, copied and taken, give the same bytes as the rows written in one
-// call, with dictionaries and with byte-stream-split doubles, through pages
-// of shared segments, of segments and the page's own rows, and past the
-// dictionary's fallback to PLAIN (a value in eight is distinct). Each shared
-// batch is overwritten with other rows when it is released, so a page that
-// read it after that would change the file; and each is released exactly
-// once by the end of Close.
-func TestShareColumns(t *testing.T) {
-	rows := randomCounts(10*CountsPageRows+777, 8)
-	meta := Meta{CreatedAt: "2026-01-02T03:04:05Z"}
-	sizes := []int{4096, 5000, 100, CountsPageRows, 4096, 70000, CountsPageRows / 16, CountsPageRows/16 - 1, 3000, CountsPageRows}
-	for _, many := range []bool{false, true} {
-		want := writeCountsFileWith(t, rows, meta, many)
-		got := filepath.Join(t.TempDir(), "shared.parquet")
-		w, err := CreateCounts(got, meta, many)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The encoders release batches on their goroutines.
-		released := make([]atomic.Int32, len(rows)/100)
-		var held atomic.Int32 // batches released after ShareColumns returned
-		shared := 0
-		for i, k := 0, 0; i < len(rows); k++ {
-			n := min(sizes[k%len(sizes)], len(rows)-i)
-			cols := new(CountColumns)
-			cols.AppendRows(rows[i : i+n])
-			switch k % 4 {
-			case 0, 1:
-				b := shared
-				var returned atomic.Bool
-				err = w.ShareColumns(cols, func() {
-					released[b].Add(1)
-					if returned.Load() {
-						held.Add(1)
-					}
-					for r := range cols.Target {
-						cols.Target[r], cols.Context[r], cols.NPos[r], cols.NNeg[r] = -1, -1, math.NaN(), 42
-					}
-				})
-				returned.Store(true)
-				shared++
-			case 2:
-				err = w.WriteColumns(cols)
-			default:
-				err = w.Write(rows[i : i+n])
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			i += n
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		for b := range shared {
-			if n := released[b].Load(); n != 1 {
-				t.Fatalf("shared batch %d released %d times", b, n)
-			}
-		}
-		if held.Load() == 0 {
-			t.Fatalf("none of %d shared batches was held", shared)
-		}
-		a, err := os.ReadFile(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b, err := os.ReadFile(got); err != nil {
-			t.Fatal(err)
-		} else if !bytes.Equal(a, b) {
-			t.Errorf("split %v: %d bytes from %d shared batches, %d from rows, not the same", many, len(b), shared, len(a))
-		}
-	}
-}
-
 // TestCountsDictLookup compares countsDict.lookup, which takes groups of
 // four whole numbers at a time in assembly on amd64 with AVX2, with a
 // dictionary written here (checkDictLookup). The values mix small whole
@@ -493,7 +417,7 @@ func TestShareColumns(t *testing.T) {
 // direct-mapped table's end, fractions, and values the conversion to int32
 // gets wrong or loses (-0, NaN, the infinities, 2^31, tiny and negative
 // numbers), in slices of every length around a group of four, cut into up
-// to three parts (the segments of a page).
+// to three pages.
 func TestCountsDictLookup(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	specials := []float64{0, math.Copysign(0, -1), -1, 0.5, countsSmallDict - 1, countsSmallDict, countsSmallDict - 0.5,
@@ -517,14 +441,16 @@ func TestCountsDictLookup(t *testing.T) {
 			}
 			cut1 := rng.IntN(len(vals) + 1)
 			cut2 := cut1 + rng.IntN(len(vals)-cut1+1)
-			checkDictLookup(t, &d, ref, vals[:cut1], vals[cut1:cut2], vals[cut2:])
+			for _, page := range [][]float64{vals[:cut1], vals[cut1:cut2], vals[cut2:]} {
+				checkDictLookup(t, &d, ref, page)
+			}
 		}
 	}
 }
 
 // FuzzCountsDictLookup is TestCountsDictLookup on values of any bits, in
-// two pages: one of two parts, then one of all the values, which the first
-// left in the dictionary.
+// three pages: two parts of the values, then all of them, which the first
+// two left in the dictionary.
 func FuzzCountsDictLookup(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x80}, 1)
 	f.Add(make([]byte, 8*13), 5)
@@ -536,24 +462,20 @@ func FuzzCountsDictLookup(f *testing.F) {
 		split = min(max(split, 0), len(vals))
 		var d countsDict
 		ref := map[uint64]int32{}
-		checkDictLookup(t, &d, ref, vals[:split], vals[split:])
+		checkDictLookup(t, &d, ref, vals[:split])
+		checkDictLookup(t, &d, ref, vals[split:])
 		checkDictLookup(t, &d, ref, vals)
 	})
 }
 
-// checkDictLookup looks the values of parts up in d as one page and checks
-// the indices, their bit width and the dictionary against ref, the index of
-// each value's bits in the order they first appeared, which it brings up to
-// date.
-func checkDictLookup(t *testing.T, d *countsDict, ref map[uint64]int32, parts ...[]float64) {
+// checkDictLookup looks vals up in d as one page and checks the indices,
+// their bit width and the dictionary against ref, the index of each value's
+// bits in the order they first appeared, which it brings up to date.
+func checkDictLookup(t *testing.T, d *countsDict, ref map[uint64]int32, vals []float64) {
 	t.Helper()
-	var vals []float64
-	for _, p := range parts {
-		vals = append(vals, p...)
-	}
 	var idx []int32
 	var width int
-	if !d.lookup(parts, &idx, &width) {
+	if !d.lookup(vals, &idx, &width) {
 		t.Fatalf("dictionary full after %d values", d.len())
 	}
 	var or int32

@@ -407,14 +407,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	if cfg.Merge != nil {
 		counter.SetProgress(cfg.Merge())
 	}
-	var cs counts.Stats
-	if w, ok := out.(*formats.CountsWriter); ok && merge == nil {
-		// counts.parquet keeps the merge's batches until it has encoded
-		// them, rather than copying them into its pages.
-		cs, err = counter.FinishShared(ctx, w.ShareColumns)
-	} else {
-		cs, err = counter.Finish(ctx, emit)
-	}
+	cs, err := counter.Finish(ctx, emit)
 	if err != nil {
 		return stats, err
 	}
