@@ -10,6 +10,13 @@
 #   testdata/bench/issue2.sh threads R MEM PWE...  each round runs, for each
 #       binary, tokenize and count (at MEM) on 1 thread and then on 2
 #   testdata/bench/issue2.sh cooccur R             cooccur alone
+#   testdata/bench/issue2.sh pair R MEM PWE...     each round runs, for each
+#       binary, tokenize and then count (at MEM) on one thread alone (stages
+#       tok-solo, cnt-solo), as two one-thread runs side by side (tok-pair1
+#       and tok-pair2, cnt-pair1 and cnt-pair2) and on two threads (tok-two,
+#       cnt-two): the
+#       side-by-side runs show what the host alone adds to a second core's
+#       work, and the two-thread run what pwe's parallel work adds to that
 #
 # Every run prints one line: round, binary (by base name, so binaries
 # compared must have different names), stage, user s, system s, wall s,
@@ -28,7 +35,7 @@
 # so that a comparison between them sees the same state of a shared host.
 set -e
 usage() {
-	echo "usage: $0 rounds R PWE... | threads R MEM PWE... | cooccur R" >&2
+	echo "usage: $0 rounds R PWE... | threads R MEM PWE... | pair R MEM PWE... | cooccur R" >&2
 	exit 2
 }
 [ $# -ge 2 ] || usage
@@ -37,7 +44,7 @@ rounds=$2
 shift 2
 case $mode in
 rounds) [ $# -ge 1 ] || usage ;;
-threads) [ $# -ge 2 ] || usage ;;
+threads | pair) [ $# -ge 2 ] || usage ;;
 cooccur) ;;
 *) usage ;;
 esac
@@ -51,7 +58,7 @@ if [ ! -s "$work/bench.txt" ]; then
 fi
 
 mem=
-if [ "$mode" = threads ]; then
+if [ "$mode" = threads ] || [ "$mode" = pair ]; then
 	mem=$1
 	shift
 fi
@@ -72,6 +79,31 @@ timed() {
 		exit 1
 	}
 	echo "$r $name $stage $(cat time.txt)"
+}
+
+# side ROUND NAME STAGE COMMAND1 -- COMMAND2: runs the two commands side by
+# side, their output discarded, and prints a line for each.
+side() {
+	r=$1 name=$2 stage=$3
+	shift 3
+	first=
+	while [ "$1" != -- ]; do
+		first="$first $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086 # first is split into the words it was made of
+	/usr/bin/time -o time1.txt -f "%U %S %e %M" $first > /dev/null 2> stderr1.txt &
+	pid=$!
+	ok=0
+	/usr/bin/time -o time2.txt -f "%U %S %e %M" "$@" > /dev/null 2> stderr2.txt || ok=$?
+	wait $pid || ok=$?
+	if [ $ok -ne 0 ]; then
+		cat stderr1.txt stderr2.txt >&2
+		exit 1
+	fi
+	echo "$r $name ${stage}1 $(cat time1.txt)"
+	echo "$r $name ${stage}2 $(cat time2.txt)"
 }
 
 cooccur() {
@@ -103,6 +135,25 @@ for r in $(seq "$rounds"); do
 				timed "$r" "$n" "tok$t" "$b" --quiet tokenize bench.txt --max-vocab 65536 --threads $t -o "v_$n.parquet" --tokens "t_$n.bin"
 				timed "$r" "$n" "cnt$t" "$b" --quiet count --tokens "t_$n.bin" --vocab "v_$n.parquet" --memory "$mem" --threads $t -o "c_$n.parquet"
 			done
+		done
+		;;
+	pair)
+		for b in $bins; do
+			n=$(basename "$b")
+			tok() { echo "$b --quiet tokenize bench.txt --max-vocab 65536 --threads $1 -o v_$n$2.parquet --tokens t_$n$2.bin"; }
+			cnt() { echo "$b --quiet count --tokens t_$n.bin --vocab v_$n.parquet --memory $mem --threads $1 -o c_$n$2.parquet"; }
+			# shellcheck disable=SC2046 # the commands are split into words
+			timed "$r" "$n" tok-solo $(tok 1 "")
+			# shellcheck disable=SC2046
+			side "$r" "$n" tok-pair $(tok 1 _a) -- $(tok 1 _b)
+			# shellcheck disable=SC2046
+			timed "$r" "$n" tok-two $(tok 2 "")
+			# shellcheck disable=SC2046
+			timed "$r" "$n" cnt-solo $(cnt 1 "")
+			# shellcheck disable=SC2046
+			side "$r" "$n" cnt-pair $(cnt 1 _a) -- $(cnt 1 _b)
+			# shellcheck disable=SC2046
+			timed "$r" "$n" cnt-two $(cnt 2 "")
 		done
 		;;
 	esac

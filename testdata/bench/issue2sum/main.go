@@ -1,7 +1,9 @@
 // Command issue2sum summarises the lines of testdata/bench/issue2.sh: the
 // median CPU (user + system), wall time and peak RSS of every binary's
 // stages; tokenize + count against GloVe's cooccur and against DESIGN.md's
-// figure (1.8 M tokens per CPU-second); two threads against one.
+// figure (1.8 M tokens per CPU-second); two threads against one; and (the
+// pair mode) the CPU of one-thread runs side by side and of two threads
+// against one thread alone.
 //
 //	testdata/bench/issue2.sh rounds 8 ./pwe | go run ./testdata/bench/issue2sum
 package main
@@ -71,6 +73,26 @@ func main() {
 		}
 		fmt.Printf("%-10s 2 threads against 1, tokenize + count wall: %.3f (median over median; per round %.3f; 1T %.3f s, 2T %.3f s)\n",
 			bin, median(one)/median(two), median(ratios), median(one), median(two))
+	}
+	// issue2.sh pair: the CPU of one-thread runs side by side, and of a
+	// two-thread run, against a one-thread run alone.
+	cpu := func(key [2]string) float64 {
+		return median(field(values(runs[key]), func(r run) float64 { return r.cpu }))
+	}
+	for _, key := range order {
+		bin, stage := key[0], key[1]
+		what, ok := strings.CutSuffix(stage, "-solo")
+		if !ok {
+			continue
+		}
+		pair := append(values(runs[[2]string{bin, what + "-pair1"}]), values(runs[[2]string{bin, what + "-pair2"}])...)
+		two := runs[[2]string{bin, what + "-two"}]
+		if len(pair) == 0 || len(two) == 0 {
+			continue
+		}
+		solo := cpu(key)
+		fmt.Printf("%-10s %s CPU against one thread alone: %.3f side by side with another, %.3f on two threads\n",
+			bin, what, median(field(pair, func(r run) float64 { return r.cpu }))/solo, cpu([2]string{bin, what + "-two"})/solo)
 	}
 }
 
