@@ -375,6 +375,9 @@ func (c *Counter) Close() error {
 		c.dir = ""
 	}
 	for _, a := range c.accs {
+		// A store still here was never merged. Finish's release only drops
+		// the accumulator's hold on its store, which the merge still reads,
+		// and frees the store itself after the merge.
 		if a.direct != nil {
 			a.direct.free()
 		}

@@ -358,9 +358,9 @@ func recycleBatch(free chan *formats.CountColumns, cols *formats.CountColumns) {
 // several workers' look-ahead fills them all, and made one by one they were
 // each fresh memory to fault in 4 KiB at a time (on bench-raw, with two
 // threads, about 3 000 of count's 17 800 page faults; count took 1.890
-// CPU-s against 1.950, medians of 8 alternating runs).
-// release withdraws the huge-page advice from the slabs, once the batches
-// are done with.
+// CPU-s against 1.950, medians of 8 alternating runs). The caller calls
+// release once the batches are done with: it withdraws the huge-page advice
+// from the slabs (pages.Unhuge).
 func batchPool(n, rows int) (pool []*formats.CountColumns, release func()) {
 	tg, cx := make([]int32, n*rows), make([]int32, n*rows)
 	np, nn := make([]float64, n*rows), make([]float64, n*rows)
