@@ -89,22 +89,22 @@ func fanOutFrom[B any](ctx context.Context, threads int, next func(*B) (bool, er
 // fanOutInOrder reads batches with next, as fanOutFrom does, for work that
 // must follow batch order in part. Worker 0 takes the batches in order: it
 // does a batch itself with direct, unless another worker has taken it, and
-// then it waits for that worker's result and passes it to consume. Workers
-// 1 to threads-1 take batches at least two ahead of the one in order and
-// work on them into results with work, so that worker 0 seldom waits for
-// a result just begun. direct and consume are called one at a time, in
+// then it waits for that worker's result and passes it, with its batch, to
+// consume. Workers 1 to threads-1 take batches at least two ahead of the
+// one in order and work on them into results with work, so that worker 0
+// seldom waits for a result just begun. direct and consume are called one at a time, in
 // batch order, on worker 0; the others' batches are those worker 0 does not
 // reach first. Batches and results are recycled, so the functions must not
 // keep them.
 //
-// With two threads on bench-raw's tokenize, worker 0 does two batches in
-// five itself. When the workers took batches in turn, and a result was
+// With two threads on bench-raw's tokenize, worker 0 does about half of the
+// batches itself. When the workers took batches in turn, and a result was
 // consumed by whichever worker finished it, a batch next in order was nearly
 // always being worked on already, 7 to 14 of 141 were done directly, and
 // tokenize on two threads took 6.5-11.6 % more CPU and 6-11 % more wall
 // time, in two sets of alternating runs.
 func fanOutInOrder[B, R any](ctx context.Context, threads int, next func(*B) (bool, error),
-	direct func(b *B) error, work func(worker int, b *B, res *R) error, consume func(res *R) error) error {
+	direct func(b *B) error, work func(worker int, b *B, res *R) error, consume func(b *B, res *R) error) error {
 	type job struct {
 		b   B
 		res R
@@ -186,7 +186,7 @@ func fanOutInOrder[B, R any](ctx context.Context, threads int, next func(*B) (bo
 				case <-ctx.Done():
 					return ctx.Err()
 				}
-				if err := consume(&j.res); err != nil {
+				if err := consume(&j.b, &j.res); err != nil {
 					return err
 				}
 			}

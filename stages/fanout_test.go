@@ -71,8 +71,8 @@ func TestFanOutInOrder(t *testing.T) {
 						}
 						return nil
 					},
-					func(res *[2]int) error {
-						if res[1] != 2*res[0] {
+					func(b *int, res *[2]int) error {
+						if res[0] != *b || res[1] != 2*res[0] {
 							t.Errorf("batch %d consumed with the result %d", res[0], res[1])
 						}
 						worked++

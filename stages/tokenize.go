@@ -149,7 +149,7 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 		}
 		defer stream.Abort()
 		sp.stream = stream
-		total, err = tokenizeToStream(ctx, r, tokenizers, sp, distinctGuess(size, sp.limit), invalid)
+		total, err = tokenizeToStream(ctx, r, tokenizers, cfg.Tokenizer.options(), sp, distinctGuess(size, sp.limit), invalid)
 	} else {
 		total, err = countTokens(ctx, r, tokenizers, sp, distinctGuess(size, sp.limit), invalid)
 	}
@@ -347,19 +347,12 @@ func countTokens(ctx context.Context, r *input.Reader, tokenizers []*tokenize.To
 	return total, nil
 }
 
-// tokenBatch is one batch of documents as ids into its own distinct
-// tokens, which are listed in the order of their first appearance in the
-// batch, with their counts.
+// tokenBatch is one batch of documents as ids: the stream's ids where
+// worker 0 numbered it, a Lookup's where another worker did.
 type tokenBatch struct {
-	ids     []uint32 // the batch's ids, then the stream's
+	ids     []uint32
 	docLens []int32
-	text    []byte  // the distinct tokens, back to back
-	ends    []int32 // distinct token i is text[ends[i-1]:ends[i]]
-	counts  []int64
-	global  []uint32 // the stream's id of each distinct token
-	// distinct holds the distinct tokens as slices of text, for the
-	// corpus-wide Counter.
-	distinct [][]byte
+	pending tokenize.Pending // the tokens a Lookup left to the Counter
 }
 
 // tokenizeToStream counts the tokens of r and writes them to stream as ids,
@@ -370,16 +363,22 @@ type tokenBatch struct {
 // Worker 0 takes the batches in corpus order (fanOutInOrder). A batch no
 // other worker has taken, it numbers in the corpus-wide Counter as it
 // segments it, as one thread does. The other workers number the tokens of
-// batches further ahead in small tables of the batch's own; worker 0 then
-// looks up only each such batch's distinct tokens in the corpus-wide
-// Counter and renumbers the batch through an array. A token new to the
-// corpus is new to its batch, and a batch lists its tokens in the order
-// they appear, so the ids come out in order of first appearance. On two
-// threads, with bench-raw, worker 0 numbered 53 to 58 of the 141 batches
-// itself. Numbering the others in their own tables and merging them costs
-// more: with nearly every batch done that way, tokenize took 10 % more CPU
-// than on one thread (perf).
-func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, sp spiller, distinct int, invalid *invalidText) (*tokenize.Counter, error) {
+// batches further ahead through Lookups of the same Counter, which find
+// the ids of the tokens it holds while worker 0 adds others; worker 0 then
+// counts such a batch's tokens and numbers, in order, those the Counter did
+// not hold when the worker looked (Counter.Settle). A token new to the
+// corpus is one of those, so the ids come out in order of first
+// appearance. A batch numbered while the Counter spilled is numbered again
+// by worker 0, with a tokenizer of its own, whose statistics are dropped
+// (the worker's counted the batch).
+//
+// On two threads, with bench-raw, worker 0 numbered about half of the
+// batches itself, and the Counter numbered 6 % of the other half's tokens
+// at Settle. The workers had numbered their batches in tables of their own
+// before, which worker 0 then looked up in the Counter, one distinct token
+// each: against that, tokenize on two threads took 7 % less CPU and 5 %
+// less wall time (medians of 16 alternating runs).
+func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokenize.Tokenizer, opts tokenize.Options, sp spiller, distinct int, invalid *invalidText) (*tokenize.Counter, error) {
 	stream := sp.stream
 	counter := tokenize.NewCounterSize(distinct)
 	// When the corpus-wide Counter spills, its ids move to the stream's
@@ -398,18 +397,7 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 		}
 		return err
 	}
-	toks := make([][][]byte, len(tokenizers))
-	// Worker 0 numbers batches in the corpus-wide Counter with tokenizer 0;
-	// the others number theirs in tables of their own.
-	var direct tokenBatch
-	locals := make([]*tokenize.Counter, len(tokenizers))
-	for w := 1; w < len(locals); w++ {
-		locals[w] = tokenize.NewCounter()
-		defer locals[w].Free()
-	}
-	err := fanOutInOrder(ctx, len(tokenizers), nextBatch(r), func(b *input.Batch) error {
-		tb := &direct
-		toks[0] = numberBatch(tokenizers[0], counter, b, tb, toks[0], invalid)
+	write := func(tb *tokenBatch) error {
 		if base > 0 {
 			for i := range tb.ids {
 				tb.ids[i] += base
@@ -419,54 +407,48 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 			return err
 		}
 		return spill()
+	}
+	toks := make([][][]byte, len(tokenizers))
+	lookups := make([]*tokenize.Lookup, len(tokenizers))
+	for w := 1; w < len(lookups); w++ {
+		lookups[w] = counter.NewLookup()
+	}
+	var direct tokenBatch
+	var redo *tokenize.Tokenizer
+	err := fanOutInOrder(ctx, len(tokenizers), nextBatch(r), func(b *input.Batch) error {
+		toks[0] = numberBatch(tokenizers[0], counter.AddIDs, b, &direct, toks[0], invalid)
+		return write(&direct)
 	}, func(w int, b *input.Batch, tb *tokenBatch) error {
-		local := locals[w]
-		local.Reset()
-		toks[w] = numberBatch(tokenizers[w], local, b, tb, toks[w], invalid)
-		tb.text, tb.ends = tb.text[:0], tb.ends[:0]
-		for id := range local.Len() {
-			tb.text = append(tb.text, local.Token(id)...)
-			tb.ends = append(tb.ends, int32(len(tb.text)))
-		}
-		tb.counts = append(tb.counts[:0], local.Counts()...)
+		l := lookups[w]
+		l.Begin(&tb.pending)
+		number := func(dst []uint32, toks [][]byte) []uint32 { return l.IDs(dst, toks, &tb.pending) }
+		toks[w] = numberBatch(tokenizers[w], number, b, tb, toks[w], invalid)
 		return nil
-	}, func(tb *tokenBatch) error {
-		distinct := tb.distinct[:0]
-		start := int32(0)
-		for _, end := range tb.ends {
-			distinct = append(distinct, tb.text[start:end])
-			start = end
+	}, func(b *input.Batch, tb *tokenBatch) error {
+		if !counter.Settle(tb.ids, &tb.pending) {
+			if redo == nil {
+				redo = tokenize.New(opts)
+			}
+			toks[0] = numberBatch(redo, counter.AddIDs, b, tb, toks[0], invalid)
 		}
-		tb.distinct = distinct
-		tb.global = counter.AddCountIDs(tb.global[:0], distinct, tb.counts)
-		global := tb.global
-		for i := range global {
-			global[i] += base
-		}
-		for i, id := range tb.ids {
-			tb.ids[i] = global[id]
-		}
-		if err := stream.WriteChunk(tb.docLens, tb.ids); err != nil {
-			return err
-		}
-		return spill()
+		return write(tb)
 	})
 	return counter, err
 }
 
-// numberBatch tokenizes the documents of b and numbers their tokens in
-// counter, into tb's ids and document lengths, noting in invalid where
+// numberBatch tokenizes the documents of b and numbers their tokens with
+// number (Counter.AddIDs, or a Lookup's IDs), into tb's ids and document
+// lengths, noting in invalid where
 // any invalid UTF-8 is; run is scratch space for the tokens, returned for
 // reuse. The tokens of a run of documents are
-// numbered together: the counter looks up many at a time
-// (Counter.AddIDs). Runs of about 512 tokens were faster than a whole
+// numbered together: number looks up many at a time. Runs of about 512 tokens were faster than a whole
 // batch's.
-func numberBatch(tk *tokenize.Tokenizer, counter *tokenize.Counter, b *input.Batch, tb *tokenBatch, run [][]byte, invalid *invalidText) [][]byte {
+func numberBatch(tk *tokenize.Tokenizer, number func(dst []uint32, tokens [][]byte) []uint32, b *input.Batch, tb *tokenBatch, run [][]byte, invalid *invalidText) [][]byte {
 	defer invalid.note(tk, tk.Stats().InvalidUTF8, b)
 	tb.ids, tb.docLens = tb.ids[:0], tb.docLens[:0]
 	run = run[:0]
-	number := func(piece [][]byte) error {
-		tb.ids = counter.AddIDs(tb.ids, piece)
+	numberPiece := func(piece [][]byte) error {
+		tb.ids = number(tb.ids, piece)
 		return nil
 	}
 	for _, doc := range b.Docs {
@@ -476,9 +458,9 @@ func numberBatch(tk *tokenize.Tokenizer, counter *tokenize.Counter, b *input.Bat
 			// reader gives a document longer than a batch a batch of its
 			// own, so the run is empty then, but that is the reader's
 			// choice).
-			tb.ids = counter.AddIDs(tb.ids, run)
+			tb.ids = number(tb.ids, run)
 			start := len(tb.ids)
-			run, _ = tk.EachPiece(run[:0], doc, number)
+			run, _ = tk.EachPiece(run[:0], doc, numberPiece)
 			tb.docLens = append(tb.docLens, int32(len(tb.ids)-start))
 			tk.Release()
 			run = run[:0]
@@ -488,12 +470,12 @@ func numberBatch(tk *tokenize.Tokenizer, counter *tokenize.Counter, b *input.Bat
 		run = tk.AppendTokens(run, doc)
 		tb.docLens = append(tb.docLens, int32(len(run)-n))
 		if len(run) >= 512 {
-			tb.ids = counter.AddIDs(tb.ids, run)
+			tb.ids = number(tb.ids, run)
 			tk.Release()
 			run = run[:0]
 		}
 	}
-	tb.ids = counter.AddIDs(tb.ids, run)
+	tb.ids = number(tb.ids, run)
 	tk.Release()
 	return run[:0]
 }

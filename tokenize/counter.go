@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+
+	"github.com/pwe-project/pwe/internal/cacheline"
 )
 
 // A Counter counts how often each distinct token occurs. It is not safe for
@@ -19,6 +21,7 @@ import (
 // of counts (BenchmarkCounterMemory). A cache of short tokens' ids adds a
 // fixed 256 KiB.
 type Counter struct {
+	_      cacheline.Pad
 	tab    strtab
 	counts []int64
 	// recent is a direct-mapped cache of the ids of short tokens, in front
@@ -31,6 +34,7 @@ type Counter struct {
 	// touched keeps the loads AddIDs makes ahead of time from being
 	// optimised away.
 	touched uint64
+	_       cacheline.Pad
 }
 
 // A miss is a token that AddIDs looks up in the table: its index in the
@@ -92,25 +96,8 @@ func (c *Counter) AddID(tok []byte) uint32 { return uint32(c.add(tok, 1)) }
 // them, are loaded together in a short loop and wait together. On bench-raw
 // that made tokenize on one thread 11-14 % cheaper.
 func (c *Counter) AddIDs(dst []uint32, tokens [][]byte) []uint32 {
-	return c.addIDs(dst, tokens, nil)
-}
-
-// AddCountIDs is AddIDs with counts: tokens[i] is counted counts[i] times.
-func (c *Counter) AddCountIDs(dst []uint32, tokens [][]byte, counts []int64) []uint32 {
-	if len(counts) != len(tokens) {
-		panic("tokenize: AddCountIDs needs a count per token")
-	}
-	return c.addIDs(dst, tokens, counts)
-}
-
-// addIDs is AddIDs, or AddCountIDs where counts is not nil.
-func (c *Counter) addIDs(dst []uint32, tokens [][]byte, counts []int64) []uint32 {
 	for start := 0; start < len(tokens); start += addBlock {
 		blk := tokens[start:min(len(tokens), start+addBlock)]
-		var ns []int64
-		if counts != nil {
-			ns = counts[start : start+len(blk)]
-		}
 		k := len(dst)
 		dst = slices.Grow(dst, len(blk))[:k+len(blk)]
 		out := dst[k:]
@@ -119,11 +106,7 @@ func (c *Counter) addIDs(dst []uint32, tokens [][]byte, counts []int64) []uint32
 			if cacheable(tok) {
 				body := inlineBody(tok)
 				if e := c.cached(body); e.body == body {
-					n := int64(1)
-					if ns != nil {
-						n = ns[i]
-					}
-					c.counts[e.id] += n
+					c.counts[e.id]++
 					out[i] = uint32(e.id)
 					continue
 				}
@@ -137,11 +120,7 @@ func (c *Counter) addIDs(dst []uint32, tokens [][]byte, counts []int64) []uint32
 		}
 		c.touched += touched
 		for _, m := range misses {
-			n := int64(1)
-			if ns != nil {
-				n = ns[m.i]
-			}
-			out[m.i] = uint32(c.addHashed(blk[m.i], m.h, n))
+			out[m.i] = uint32(c.addHashed(blk[m.i], m.h, 1))
 		}
 		c.misses = misses
 	}
@@ -154,7 +133,9 @@ const addBlock = 256
 // AddCountID counts tok n times and returns its id, as AddID does.
 func (c *Counter) AddCountID(tok []byte, n int64) uint32 { return uint32(c.add(tok, n)) }
 
-// Reset empties c, keeping its memory for the tokens counted next.
+// Reset empties c, keeping its memory for the tokens counted next; once c
+// has Lookups (NewLookup), it allocates its table afresh instead, since
+// they may still read the old one.
 func (c *Counter) Reset() {
 	c.tab.reset()
 	c.counts = c.counts[:0]
@@ -204,8 +185,12 @@ func (c *Counter) addHashed(tok []byte, h uint64, n int64) int {
 func cacheable(tok []byte) bool { return uint(len(tok)-1) < maxInline }
 
 // cached returns the cache entry of a short token, whose slot body is body.
-func (c *Counter) cached(body uint64) *recentEntry {
-	return &c.recent[(body*0x9E3779B97F4A7C15)>>(64-recentBits)]
+func (c *Counter) cached(body uint64) *recentEntry { return cacheEntry(c.recent, body) }
+
+// cacheEntry returns the entry of a cache of short tokens' ids for the
+// token whose slot body is body.
+func cacheEntry(cache *[recentSize]recentEntry, body uint64) *recentEntry {
+	return &cache[(body*0x9E3779B97F4A7C15)>>(64-recentBits)]
 }
 
 // Token returns the token with the given id; it stays valid while c is not

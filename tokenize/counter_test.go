@@ -339,7 +339,6 @@ func TestCounterSize(t *testing.T) {
 func TestAddIDsMatchesAddID(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	toks := randomTokens(rng, 30000)
-	counts := make([]int64, len(toks))
 	for i := range toks {
 		switch i % 7 {
 		case 0:
@@ -347,43 +346,32 @@ func TestAddIDsMatchesAddID(t *testing.T) {
 		case 3:
 			toks[i] = []byte(strings.Repeat("y", 250+i%10) + fmt.Sprint(i%13))
 		}
-		counts[i] = 1 + rng.Int64N(5)
 	}
-	for _, weighted := range []bool{false, true} {
-		one, many := NewCounter(), NewCounter()
-		var want []uint32
-		for i, tok := range toks {
-			if weighted {
-				want = append(want, one.AddCountID(tok, counts[i]))
-			} else {
-				want = append(want, one.AddID(tok))
-			}
+	one, many := NewCounter(), NewCounter()
+	var want []uint32
+	for _, tok := range toks {
+		want = append(want, one.AddID(tok))
+	}
+	got := []uint32{99} // the ids are appended
+	for start := 0; start < len(toks); {
+		end := min(len(toks), start+rng.IntN(3*addBlock))
+		got = many.AddIDs(got, toks[start:end])
+		start = end
+	}
+	if got[0] != 99 || len(got) != len(want)+1 {
+		t.Fatalf("%d ids after the one there for %d tokens", len(got)-1, len(want))
+	}
+	for i := range want {
+		if got[i+1] != want[i] {
+			t.Fatalf("token %d %q: id %d in a block, %d alone", i, toks[i], got[i+1], want[i])
 		}
-		got := []uint32{99} // the ids are appended
-		for start := 0; start < len(toks); {
-			end := min(len(toks), start+rng.IntN(3*addBlock))
-			if weighted {
-				got = many.AddCountIDs(got, toks[start:end], counts[start:end])
-			} else {
-				got = many.AddIDs(got, toks[start:end])
-			}
-			start = end
-		}
-		if got[0] != 99 || len(got) != len(want)+1 {
-			t.Fatalf("weighted %v: %d ids after the one there for %d tokens", weighted, len(got)-1, len(want))
-		}
-		for i := range want {
-			if got[i+1] != want[i] {
-				t.Fatalf("weighted %v, token %d %q: id %d in a block, %d alone", weighted, i, toks[i], got[i+1], want[i])
-			}
-		}
-		if !slices.Equal(many.Counts(), one.Counts()) {
-			t.Fatalf("weighted %v: the counts differ", weighted)
-		}
-		for id := range one.Len() {
-			if a, b := one.Token(id), many.Token(id); string(a) != string(b) {
-				t.Fatalf("weighted %v, id %d: %q in blocks, %q alone", weighted, id, b, a)
-			}
+	}
+	if !slices.Equal(many.Counts(), one.Counts()) {
+		t.Fatal("the counts differ")
+	}
+	for id := range one.Len() {
+		if a, b := one.Token(id), many.Token(id); string(a) != string(b) {
+			t.Fatalf("id %d: %q in blocks, %q alone", id, b, a)
 		}
 	}
 }
@@ -425,12 +413,19 @@ func TestCounterEmptyToken(t *testing.T) {
 	check("AddID", c, ids)
 	c = NewCounter()
 	check("AddIDs", c, c.AddIDs(nil, toks))
+	// Half through AddIDs, the rest through a Lookup, which finds some of
+	// its tokens and leaves the others to Settle.
 	c = NewCounter()
-	ones := make([]int64, len(toks))
-	for i := range ones {
-		ones[i] = 1
+	l := c.NewLookup()
+	half := len(toks) / 2
+	ids = c.AddIDs(nil, toks[:half])
+	var p Pending
+	l.Begin(&p)
+	rest := l.IDs(nil, toks[half:], &p)
+	if !c.Settle(rest, &p) {
+		t.Fatal("Settle refused a batch with no reset since Begin")
 	}
-	check("AddCountIDs", c, c.AddCountIDs(nil, toks, ones))
+	check("Lookup", c, append(ids, rest...))
 }
 
 // TestCounterFree checks that Free lets go of every large slice of a

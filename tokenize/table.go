@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
+	"sync/atomic"
 
 	"github.com/pwe-project/pwe/internal/pages"
 )
@@ -25,6 +26,11 @@ type strtab struct {
 	arena []byte
 	ends  []int // string i is arena[ends[i-1]:ends[i]], with ends[-1] = 0
 	seed  maphash.Seed
+	// view, once the table is shared (share), is where it publishes its
+	// slots and arena for the goroutines that look strings up while it
+	// inserts others (tableView).
+	view  *atomic.Pointer[tableView]
+	epoch uint64 // the number of resets since the table was shared
 }
 
 // A slot describes its string well enough that a lookup touches nothing else
@@ -96,10 +102,20 @@ func (t *strtab) home(h uint64) uint64 { return h >> t.shift }
 
 func (t *strtab) len() int { return len(t.ends) }
 
-// reset empties the table, keeping its memory.
+// reset empties the table, keeping its memory; a shared table allocates its
+// slots and arena afresh instead, since readers may still be reading the
+// old ones.
 func (t *strtab) reset() {
-	clear(t.slots)
-	t.arena, t.ends = t.arena[:0], t.ends[:0]
+	if t.view == nil {
+		clear(t.slots)
+		t.arena, t.ends = t.arena[:0], t.ends[:0]
+		return
+	}
+	pages.Unhuge(t.slots)
+	t.setSlots(len(t.slots))
+	t.arena, t.ends = make([]byte, 0, cap(t.arena)), t.ends[:0]
+	t.epoch++
+	t.publish()
 }
 
 func (t *strtab) str(i int) []byte {
@@ -171,9 +187,21 @@ func (t *strtab) find(b []byte, h uint64) (slot, id int) {
 // returns its number.
 func (t *strtab) insert(b []byte, h uint64, slot int) int {
 	id := len(t.ends)
+	room := cap(t.arena)
 	t.arena = append(t.arena, b...)
 	t.ends = append(t.ends, len(t.arena))
-	t.slots[slot] = t.slotOf(id, h)
+	s := t.slotOf(id, h)
+	if t.view == nil {
+		t.slots[slot] = s
+	} else {
+		// A reader that sees the head sees the body and the string's bytes,
+		// in the arena it then loads.
+		if cap(t.arena) != room {
+			t.publish()
+		}
+		t.slots[slot].body = s.body
+		atomic.StoreUint64(&t.slots[slot].head, s.head)
+	}
 	if len(t.ends) > len(t.slots)*maxLoadNum/maxLoadDen {
 		t.rehash()
 	}
@@ -209,6 +237,9 @@ func (t *strtab) rehash() {
 		}
 		t.slots[i] = s
 	}
+	// A reader of the old slots finds no string inserted from now on,
+	// which it takes for one not yet inserted.
+	t.publish()
 	pages.Unhuge(old)
 }
 

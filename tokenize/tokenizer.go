@@ -11,6 +11,8 @@ import (
 	"github.com/clipperhouse/uax29/v2/words"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/transform"
+
+	"github.com/pwe-project/pwe/internal/cacheline"
 )
 
 // ErrOptions is wrapped by the errors of [Options.Validate].
@@ -80,6 +82,7 @@ var fold = cases.Fold()
 // A Tokenizer keeps scratch buffers and is not safe for concurrent use; make
 // one per goroutine and merge their [Stats].
 type Tokenizer struct {
+	_        cacheline.Pad
 	foldCase bool
 	minLen   int
 	stop     map[string]struct{}
@@ -89,6 +92,7 @@ type Tokenizer struct {
 	valid []byte // the document with malformed UTF-8 replaced
 
 	stats Stats
+	_     cacheline.Pad
 }
 
 // New returns a Tokenizer. It panics if opt is invalid: check options that
