@@ -3,6 +3,8 @@ package counts
 import (
 	"errors"
 	"fmt"
+
+	"github.com/pwe-project/pwe/internal/cacheline"
 )
 
 // Accumulator counts the positive pairs of the documents one goroutine
@@ -11,6 +13,7 @@ import (
 // full, sorted, aggregated and spilled as a run. Each unordered
 // co-occurrence is counted once under its canonical key (min id, max id).
 type Accumulator struct {
+	_     cacheline.Pad
 	c     *Counter
 	f     int32
 	dense denseAdder
@@ -36,6 +39,7 @@ type Accumulator struct {
 	runBuf []byte      // spillStore's write buffer
 
 	docs, tokens, subsampled, pairs int64
+	_                               cacheline.Pad
 }
 
 func newAccumulator(c *Counter) *Accumulator {

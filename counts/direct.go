@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/pwe-project/pwe/internal/cacheline"
 	"github.com/pwe-project/pwe/internal/pages"
 	"github.com/pwe-project/pwe/internal/prefetch"
 )
@@ -76,11 +77,13 @@ func directTokens(share int64, v, window, runBuf int) int {
 
 // directStore is the documents an accumulator was given.
 type directStore struct {
+	_     cacheline.Pad
 	words []uint32
 	// The index: the positions of target t, in increasing order, are
 	// pos[off[t]:off[t+1]].
 	off []uint32
 	pos []uint32
+	_   cacheline.Pad
 }
 
 // tokens is the number of tokens stored.
@@ -219,6 +222,7 @@ func directPairs(seq []int32, w int, gaps bool) int64 {
 // rowCounter counts target rows from stores into a tally of V+1 entries,
 // the last for gaps.
 type rowCounter struct {
+	_     cacheline.Pad
 	c     *Counter
 	tally *tally[uint64]
 	// wt[k] is the weight of distance k, up to the window (0 beyond), and
@@ -235,6 +239,7 @@ type rowCounter struct {
 	dense  bool
 	cs, tc []int32
 	vs, tv []uint64
+	_      cacheline.Pad
 }
 
 func newRowCounter(c *Counter) *rowCounter {

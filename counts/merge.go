@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/internal/cacheline"
 	"github.com/pwe-project/pwe/internal/pages"
 )
 
@@ -476,6 +477,7 @@ func (c *Counter) reduceRuns(ctx context.Context, m *merger) error {
 
 // merger assembles target rows from the sections of one partition.
 type merger struct {
+	_       cacheline.Pad
 	c       *Counter
 	cursors []cursor
 	bufs    [][]byte
@@ -505,6 +507,7 @@ type merger struct {
 	limit       int
 	uniquePairs int64
 	rows        int64
+	_           cacheline.Pad
 }
 
 func newMerger(c *Counter) *merger {

@@ -1,15 +1,21 @@
 package counts
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/pwe-project/pwe/internal/cacheline"
+)
 
 // tally sums values per id and lists the touched ids in increasing order.
 // A two-level bitset finds them without sorting: the summary has a bit per
 // non-empty word of the bitset. Negative draws tally in uint32, which halves
 // the randomly accessed memory; merged positive counts need uint64.
 type tally[T uint32 | uint64] struct {
+	_       cacheline.Pad
 	sums    []T
 	bitset  []uint64
 	summary []uint64
+	_       cacheline.Pad
 }
 
 func newTally[T uint32 | uint64](v int) *tally[T] {

@@ -16,6 +16,7 @@ import (
 	"github.com/pwe-project/pwe/counts"
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/internal/cacheline"
 	"github.com/pwe-project/pwe/tokenize"
 )
 
@@ -452,6 +453,7 @@ func async[T any](f func() (T, error)) func() (T, error) {
 
 // countWorker is one goroutine's share of the count stage.
 type countWorker struct {
+	_       cacheline.Pad
 	acc     *counts.Accumulator
 	keepOOV bool
 	ids     []int32
@@ -462,6 +464,7 @@ type countWorker struct {
 	toks         [][]byte
 	oovByID      []int64
 	docs, tokens int64
+	_            cacheline.Pad
 }
 
 // countText reads, tokenizes and counts the corpus of cfg.Input, and its
