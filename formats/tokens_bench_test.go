@@ -2,9 +2,14 @@ package formats
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
 // benchTokenDocs is about 2^22 Zipf-distributed ids over 300,000 distinct
@@ -168,4 +173,36 @@ func BenchmarkReadVocab(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkWriteVocab writes a vocabulary of 65536 tokens, as tokenize does
+// once per run, with a fresh codec each time: pwe's zstd codec with its
+// window of 1 MiB, and parquet-go's at the same level with zstd's default
+// window of 8 MiB, whose encoders allocate 16 MiB of history each.
+func BenchmarkWriteVocab(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	rows := make([]VocabRow, 1<<16)
+	for i := range rows {
+		rows[i] = VocabRow{TokenID: int32(i), Token: fmt.Sprintf("%0*d", 1+r.IntN(16), i), Count: int64(len(rows) - i)}
+	}
+	codecs := []struct {
+		name  string
+		codec func() compress.Codec
+	}{
+		{"window1MiB", func() compress.Codec { return new(zstdCodec) }},
+		{"window8MiB", func() compress.Codec { return &zstd.Codec{Level: zstd.SpeedFastest} }},
+	}
+	for _, c := range codecs {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				w := parquet.NewGenericWriter[VocabRow](io.Discard, parquet.Compression(c.codec()), parquet.MaxRowsPerRowGroup(RowGroupRows))
+				if _, err := w.Write(rows); err != nil {
+					b.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
