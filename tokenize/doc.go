@@ -15,5 +15,7 @@
 // [Index] maps token bytes back to vocabulary ids. Both intern strings in a
 // single byte arena behind an open-addressing hash table, so that counting a
 // token already seen allocates nothing and the memory held per distinct token
-// is small and predictable.
+// is small and predictable. A [Lookup] finds a Counter's ids on another
+// goroutine while the Counter's own goroutine counts, so that workers
+// tokenizing batches ahead of it number most of their tokens themselves.
 package tokenize
