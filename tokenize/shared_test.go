@@ -1,6 +1,7 @@
 package tokenize
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -191,4 +192,63 @@ func TestSettleRefusesStale(t *testing.T) {
 	if got := c.Count([]byte("first")); got != 3 {
 		t.Fatalf("count of first %d, want 3", got)
 	}
+}
+
+// FuzzLookupSettle numbers batches of tokens cut from the input (at commas,
+// seven to a batch) on one goroutine, each batch whose first token has a
+// length not divisible by 3 through a Lookup before the batch ahead of it
+// is counted, the others with AddIDs; a batch holding the token "R" resets
+// the Counter after it. Every batch's ids must be those of a Counter that
+// numbers every batch in order with AddIDs, and so must the counts.
+func FuzzLookupSettle(f *testing.F) {
+	f.Add([]byte("a,b,c,a,bb,the,cat,sat,on,the,mat,R,x,y,a-longer-token,the,cat"))
+	f.Add([]byte(strings.Repeat("word,", 40) + strings.Repeat("z", 300) + ",R," + strings.Repeat("q", 9) + ",,a,"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		toks := bytes.Split(data, []byte(","))
+		if len(toks) > 4000 {
+			toks = toks[:4000]
+		}
+		var batches [][][]byte
+		for i := 0; i < len(toks); i += 7 {
+			batches = append(batches, toks[i:min(len(toks), i+7)])
+		}
+		viaLookup := func(b [][]byte) bool { return len(b[0])%3 != 0 }
+		resets := func(b [][]byte) bool {
+			return slices.ContainsFunc(b, func(tok []byte) bool { return string(tok) == "R" })
+		}
+		ref, c := NewCounter(), NewCounter()
+		l := c.NewLookup()
+		pending := make([]Pending, len(batches))
+		ids := make([][]uint32, len(batches))
+		finish := func(i int) {
+			b := batches[i]
+			want := ref.AddIDs(nil, b)
+			got := ids[i]
+			if !viaLookup(b) || !c.Settle(got, &pending[i]) {
+				got = c.AddIDs(nil, b)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("batch %d: ids %v, want %v", i, got, want)
+			}
+			if resets(b) {
+				ref.Reset()
+				c.Reset()
+			}
+		}
+		for i, b := range batches {
+			if viaLookup(b) {
+				l.Begin(&pending[i])
+				ids[i] = l.IDs(nil, b, &pending[i])
+			}
+			if i > 0 {
+				finish(i - 1)
+			}
+		}
+		if len(batches) > 0 {
+			finish(len(batches) - 1)
+		}
+		if !slices.Equal(c.Counts(), ref.Counts()) {
+			t.Fatal("counts differ")
+		}
+	})
 }
