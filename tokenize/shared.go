@@ -118,7 +118,8 @@ type Lookup struct {
 }
 
 // Missing marks, in the ids a Lookup numbers, a token the Counter did not
-// hold: Missing|k is the k-th such token of its Pending.
+// hold: Missing|k is the k-th such token of its Pending. A token the Counter
+// holds with an id of Missing or more is left to it in the same way.
 const Missing = 1 << 31
 
 // Pending holds what a Lookup leaves to its Counter: the tokens it did not
@@ -185,7 +186,9 @@ func (l *Lookup) IDs(dst []uint32, tokens [][]byte, p *Pending) []uint32 {
 		for _, m := range misses {
 			tok := blk[m.i]
 			id := v.find(tok, m.h, l.view)
-			if id < 0 {
+			if uint(id) >= Missing {
+				// Not found, or an id Missing would hide (a Counter of 2^31
+				// tokens): the Counter numbers it.
 				out[m.i] = Missing | uint32(len(p.ends))
 				p.text = append(p.text, tok...)
 				p.ends = append(p.ends, len(p.text))
