@@ -92,10 +92,10 @@ func fanOutFrom[B any](ctx context.Context, threads int, next func(*B) (bool, er
 // then it waits for that worker's result and passes it, with its batch, to
 // consume. Workers 1 to threads-1 take batches at least two ahead of the
 // one in order and work on them into results with work, so that worker 0
-// seldom waits for a result just begun. direct and consume are called one at a time, in
-// batch order, on worker 0; the others' batches are those worker 0 does not
-// reach first. Batches and results are recycled, so the functions must not
-// keep them.
+// seldom waits for a result just begun. direct and consume are called one
+// at a time, in batch order, on worker 0; the others' batches are those
+// worker 0 does not reach first. Batches and results are recycled, so the
+// functions must not keep them.
 //
 // With two threads on bench-raw's tokenize, worker 0 does about half of the
 // batches itself. When the workers took batches in turn, and a result was

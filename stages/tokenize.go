@@ -438,11 +438,10 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 
 // numberBatch tokenizes the documents of b and numbers their tokens with
 // number (Counter.AddIDs, or a Lookup's IDs), into tb's ids and document
-// lengths, noting in invalid where
-// any invalid UTF-8 is; run is scratch space for the tokens, returned for
-// reuse. The tokens of a run of documents are
-// numbered together: number looks up many at a time. Runs of about 512 tokens were faster than a whole
-// batch's.
+// lengths, noting in invalid where any invalid UTF-8 is; run is scratch
+// space for the tokens, returned for reuse. The tokens of a run of
+// documents are numbered together: number looks up many at a time. Runs of
+// about 512 tokens were faster than a whole batch's.
 func numberBatch(tk *tokenize.Tokenizer, number func(dst []uint32, tokens [][]byte) []uint32, b *input.Batch, tb *tokenBatch, run [][]byte, invalid *invalidText) [][]byte {
 	defer invalid.note(tk, tk.Stats().InvalidUTF8, b)
 	tb.ids, tb.docLens = tb.ids[:0], tb.docLens[:0]
