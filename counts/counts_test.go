@@ -304,6 +304,27 @@ func TestMergeBatchesBounded(t *testing.T) {
 	}
 }
 
+// TestMergeLends checks that a merge on several workers that lends its
+// batches gives the rows it emits otherwise, when the writer keeps many
+// batches before it reads them: the merge must neither reuse a batch
+// before its release nor read it after. One worker's merge emits.
+func TestMergeLends(t *testing.T) {
+	cp := newCorpus(15, 3000, 500, 150, true)
+	cfg := Config{Window: 3, Negatives: 2, Seed: 5, Workers: 1, TempDir: t.TempDir()}
+	want, _ := runCounter(t, cfg, cp.counts, cp.docs, 1, nil)
+	for _, tc := range []struct{ workers, hold int }{{1, 3}, {2, 1}, {2, 7}, {3, 40}} {
+		cfg.Workers = tc.workers
+		lent := 0
+		tune := &tuning{dense: -1, ahead: 3, parts: 8, batchCap: 1000, lend: tc.hold, lent: &lent}
+		got, _ := runCounter(t, cfg, cp.counts, cp.docs, 2, tune)
+		what := fmt.Sprintf("%d workers holding %d batches", tc.workers, tc.hold)
+		rowsEqual(t, what, want, got)
+		if tc.workers == 1 && lent != 0 || tc.workers > 1 && lent < len(want)/1000 {
+			t.Errorf("%s: %d batches lent of %d rows", what, lent, len(want))
+		}
+	}
+}
+
 // TestMergePageBatches checks that a single merge worker's batches never
 // cross a multiple of the batch size, so that each full one is a page of
 // the output, and that the merge goes on as before when emit takes a

@@ -118,6 +118,11 @@ type tuning struct {
 	ahead, parts, batchCap int
 	// emitted, if not nil, sees every batch the merge emits.
 	emitted func(*formats.CountColumns)
+	// lend, if positive, has the merge lend its batches (LendTo) to a
+	// writer that reads each only once it holds lend more, then scribbles
+	// over it and releases it; lent counts the batches lent.
+	lend int
+	lent *int
 }
 
 // runCounter counts docs with the given number of accumulators, each
@@ -207,6 +212,38 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 		}
 	}
 	var rows []formats.CountRow
+	type loan struct {
+		cols     *formats.CountColumns
+		release  func()
+		released bool
+	}
+	var held []*loan
+	read := func(l *loan) {
+		rows = l.cols.AppendTo(rows)
+		for i := range l.cols.Target {
+			l.cols.Target[i], l.cols.NPos[i] = -1, math.NaN()
+		}
+		l.release()
+	}
+	if tune != nil && tune.lend > 0 {
+		c.LendTo(func(cols *formats.CountColumns, release func()) error {
+			l := &loan{cols: cols}
+			l.release = func() {
+				if l.released {
+					t.Fatalf("a batch released twice")
+				}
+				l.released = true
+				release()
+			}
+			held = append(held, l)
+			*tune.lent++
+			if len(held) > tune.lend {
+				read(held[0])
+				held = held[1:]
+			}
+			return nil
+		})
+	}
 	st, err := c.Finish(context.Background(), func(b *formats.CountColumns) error {
 		rows = b.AppendTo(rows)
 		if tune != nil && tune.emitted != nil {
@@ -217,6 +254,10 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, l := range held {
+		read(l)
+	}
+	held = nil
 	for i := range rows {
 		var prev *formats.CountRow
 		if i > 0 {

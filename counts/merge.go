@@ -45,6 +45,17 @@ type Progress interface {
 // spilled runs, which report nothing.
 func (c *Counter) SetProgress(p Progress) { c.progress = p }
 
+// LendTo has Finish, where several workers merge, hand their batches of
+// rows to lend instead of emit: lend may read a batch after it returns,
+// until it calls release, which it must call exactly once (as
+// formats.CountsWriter.LendColumns does). The batches are then not copied
+// on their way out, and lend is called on the goroutine that calls Finish,
+// in order. A single worker's batches are a page each, which emit takes
+// without a copy (see chooseWorkers).
+func (c *Counter) LendTo(lend func(cols *formats.CountColumns, release func()) error) {
+	c.lend = lend
+}
+
 // Finish merges the counts of every accumulator, draws the negatives and
 // calls emit with batches of rows sorted by (target, context). It must be
 // called once, after every Add call has returned. emit must not keep the
@@ -255,7 +266,15 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRo
 	// for every batch. One dropped for want of room would be garbage, and
 	// each new one a batch to clear (384 KiB, or 1.5 MB for a single
 	// worker).
-	free := make(chan *formats.CountColumns, c.ahead+hotBatches)
+	lend := c.lend
+	if len(mergers) == 1 {
+		lend = nil
+	}
+	spare := 0
+	if lend != nil {
+		spare = lentBatches
+	}
+	free := make(chan *formats.CountColumns, c.ahead+hotBatches+spare)
 	if len(mergers) > 1 {
 		pool, release := batchPool(cap(free), c.batchCap)
 		defer release()
@@ -314,8 +333,14 @@ emitting:
 				}
 				// The batch goes back to free, then its token (see
 				// recycleBatch).
-				err := emit(b.cols)
-				recycleBatch(free, b.cols)
+				var err error
+				if lend != nil {
+					cols := b.cols
+					err = lend(cols, func() { recycleBatch(free, cols) })
+				} else {
+					err = emit(b.cols)
+					recycleBatch(free, b.cols)
+				}
 				<-b.token
 				if err != nil {
 					emitErr = err
@@ -390,6 +415,12 @@ func batchPool(n, rows int) (pool []*formats.CountColumns, release func()) {
 // then read them back from memory: on bench-raw with two threads and the
 // default budget, count's peak RSS went from 406 to 495 MiB.
 const hotBatches = 2
+
+// lentBatches is about the number of batches lent to the writer at a time
+// (formats.CountsWriter.LendColumns; up to about 30 on bench-raw, six in
+// each of the five pages the writer holds, often fewer), for which the
+// pool of batches has room besides the look-ahead.
+const lentBatches = 16
 
 // sections lists partition p of every section of every run.
 func (c *Counter) sections(p int) []section {

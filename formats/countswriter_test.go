@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -26,26 +27,7 @@ import (
 // against values computed here.
 func TestCountsWriterLayout(t *testing.T) {
 	n := RowGroupRows + 3*CountsPageRows/2
-	rows := make([]CountRow, n)
-	for i := range rows {
-		r := CountRow{TargetID: int32(i / 37), ContextID: int32(i%37*11 + i/100000)}
-		switch i % 5 {
-		case 0:
-			r.NPos = float64(i % 13)
-		case 1:
-			r.NPos = float64(5000 + i%17) // whole, beyond the direct-mapped table
-		case 2:
-			r.NPos = float64(i%9) / 4
-		case 3:
-			r.NPos = math.Copysign(0, -1)
-		default:
-			r.NPos = 1
-		}
-		// Distinct values: more than countsMaxDict in the first row group,
-		// so its n_neg chunk falls back to PLAIN.
-		r.NNeg = float64(i) / 2
-		rows[i] = r
-	}
+	rows := layoutRows(n)
 	for _, many := range []bool{false, true} {
 		p := filepath.Join(t.TempDir(), "c.parquet")
 		w, err := CreateCounts(p, Meta{Stats: map[string]int{"x": 1}}, many)
@@ -85,6 +67,33 @@ func TestCountsWriterLayout(t *testing.T) {
 		}
 		checkCountsChunks(t, p, rows, many)
 	}
+}
+
+// layoutRows returns n sorted rows whose values take every path of the
+// encoder: small and large whole numbers, fractions, -0, and distinct
+// values that overflow a row group's dictionary.
+func layoutRows(n int) []CountRow {
+	rows := make([]CountRow, n)
+	for i := range rows {
+		r := CountRow{TargetID: int32(i / 37), ContextID: int32(i%37*11 + i/100000)}
+		switch i % 5 {
+		case 0:
+			r.NPos = float64(i % 13)
+		case 1:
+			r.NPos = float64(5000 + i%17) // whole, beyond the direct-mapped table
+		case 2:
+			r.NPos = float64(i%9) / 4
+		case 3:
+			r.NPos = math.Copysign(0, -1)
+		default:
+			r.NPos = 1
+		}
+		// Distinct values: more than countsMaxDict in the first row group,
+		// so its n_neg chunk falls back to PLAIN.
+		r.NNeg = float64(i) / 2
+		rows[i] = r
+	}
+	return rows
 }
 
 func checkCountsChunks(t *testing.T, path string, rows []CountRow, many bool) {
@@ -410,6 +419,169 @@ func TestWriteColumns(t *testing.T) {
 	}
 }
 
+// lender lends batches of rows to a CountsWriter, each in memory of its
+// own, and checks their releases: each exactly once, and none while the
+// writer may still read it. A released batch is overwritten at once, so a
+// writer that read it later would write other bytes (and -race sees the
+// encoders' reads race with the overwrite).
+type lender struct {
+	t        *testing.T
+	lent     int
+	released atomic.Int64
+	held     int // batches not yet released when LendColumns returned
+	calls    []atomic.Int32
+}
+
+func newLender(t *testing.T, n int) *lender { return &lender{t: t, calls: make([]atomic.Int32, n)} }
+
+func (l *lender) lend(w *CountsWriter, rows []CountRow) error {
+	k := l.lent
+	l.lent++
+	cols := MakeCountColumns(len(rows))
+	cols.AppendRows(rows)
+	err := w.LendColumns(&cols, func() {
+		if l.calls[k].Add(1) != 1 {
+			l.t.Errorf("batch %d released twice", k)
+		}
+		for i := range cols.Target {
+			cols.Target[i], cols.Context[i], cols.NPos[i], cols.NNeg[i] = -1, -1, math.NaN(), -1
+		}
+		l.released.Add(1)
+	})
+	if l.calls[k].Load() == 0 {
+		l.held++
+	}
+	return err
+}
+
+// check reports batches not released once the writer is done.
+func (l *lender) check(what string) {
+	l.t.Helper()
+	if n := l.released.Load(); n != int64(l.lent) {
+		l.t.Errorf("%s: %d of %d lent batches released", what, n, l.lent)
+	}
+}
+
+// TestLendColumns checks that rows lent to the writer give the same bytes
+// as the same rows written, for every encoding of the values (dictionary,
+// its fallback to PLAIN, byte-stream-split): lent in batches of uneven
+// sizes, some too short to lend and many to a page, with rows written,
+// copied and taken between them. It checks that the writer holds batches
+// past LendColumns and releases each once by Close.
+func TestLendColumns(t *testing.T) {
+	n := RowGroupRows + 5*CountsPageRows/2
+	rows := layoutRows(n)
+	// 4096-row batches put more than countsMaxLoans in a page; 100 and
+	// 1000 rows are too few to lend.
+	sizes := []int{CountsPageRows, 4096, 4096, 4096, 4096, 4096, 4096, 4096, 4096, 100, 16384, 1000, 20000,
+		3 * CountsPageRows / 2, CountsPageRows - 5, 5, CountsPageRows, 16384, 16384, 77}
+	for _, many := range []bool{false, true} {
+		dir := t.TempDir()
+		ref, lent := filepath.Join(dir, "ref.parquet"), filepath.Join(dir, "lent.parquet")
+		meta := Meta{CreatedAt: "2026-01-02T03:04:05Z"}
+		w, err := CreateCounts(ref, meta, many)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+
+		w, err = CreateCounts(lent, meta, many)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := newLender(t, n)
+		for i, k := 0, 0; i < n; k++ {
+			m := min(sizes[k%len(sizes)], n-i)
+			batch := rows[i : i+m]
+			switch k % 7 {
+			case 3:
+				err = w.Write(batch)
+			case 5:
+				var cols CountColumns
+				cols.AppendRows(batch)
+				err = w.TakeColumns(&cols)
+			default:
+				err = l.lend(w, batch)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			i += m
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l.check(fmt.Sprintf("manyValues %v", many))
+		if l.held == 0 {
+			t.Errorf("manyValues %v: every one of %d batches was released before LendColumns returned", many, l.lent)
+		}
+		want, err := os.ReadFile(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(lent); err != nil {
+			t.Fatal(err)
+		} else if !bytes.Equal(got, want) {
+			t.Errorf("manyValues %v: %d bytes lent, %d written, not the same", many, len(got), len(want))
+		}
+	}
+}
+
+// TestLendColumnsAbort checks that the batches a writer holds are
+// released when it is aborted, fails, or is written after Close.
+func TestLendColumnsAbort(t *testing.T) {
+	rows := layoutRows(3 * CountsPageRows)
+	errInjected := errors.New("injected")
+	for _, how := range []string{"abort", "fail", "closed"} {
+		dir := t.TempDir()
+		w, err := CreateCounts(filepath.Join(dir, "c.parquet"), Meta{}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := newLender(t, 100)
+		// Two and a half pages: the last half stays in the current page.
+		for i := 0; i < 5*CountsPageRows/2; i += 8192 {
+			if err := l.lend(w, rows[i:i+8192]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch how {
+		case "abort":
+			w.Abort()
+		case "fail":
+			w.fail(errInjected)
+			var err error
+			for i := 0; i < 4 && err == nil; i++ {
+				err = l.lend(w, rows[:CountsPageRows/2])
+			}
+			if !errors.Is(err, errInjected) {
+				t.Errorf("LendColumns after a failure returned %v, want the injected error", err)
+			}
+			if err := w.Close(); !errors.Is(err, errInjected) {
+				t.Errorf("Close after a failure returned %v, want the injected error", err)
+			}
+		case "closed":
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.lend(w, rows[:8192]); err == nil {
+				t.Error("LendColumns after Close succeeded")
+			}
+		}
+		l.check(how)
+		if how != "closed" {
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("%s: %d files left behind", how, len(entries))
+			}
+		}
+	}
+}
+
 // TestCountsDictLookup compares countsDict.lookup, which takes groups of
 // four whole numbers at a time in assembly on amd64 with AVX2, with a
 // dictionary written here (checkDictLookup). The values mix small whole
@@ -475,7 +647,7 @@ func checkDictLookup(t *testing.T, d *countsDict, ref map[uint64]int32, vals []f
 	t.Helper()
 	var idx []int32
 	var width int
-	if !d.lookup(vals, &idx, &width) {
+	if !d.lookup([][]float64{vals}, &idx, &width) {
 		t.Fatalf("dictionary full after %d values", d.len())
 	}
 	var or int32

@@ -398,6 +398,11 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	}
 	defer out.Abort()
 	emit := out.TakeColumns
+	if l, ok := out.(interface {
+		LendColumns(*formats.CountColumns, func()) error
+	}); ok && prior == nil {
+		counter.LendTo(l.LendColumns)
+	}
 	var merge *counts.Appender
 	if prior != nil {
 		if merge, err = counts.NewAppender(cc, len(vocab), prior.r, out.Write); err != nil {
