@@ -247,6 +247,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	if err != nil {
 		return CountStats{}, err
 	}
+	defer hugeHeap(cfg.Memory)()
 	// Until the counting, the work goes from one step to the next: the
 	// steps that can run beside another do, on goroutines of their own.
 	// The stream is opened (its trailer read and its dictionary checked)

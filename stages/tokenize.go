@@ -123,6 +123,7 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	if err := cfg.Validate(); err != nil {
 		return TokenizeStats{}, err
 	}
+	defer hugeHeap(cfg.Memory)()
 	r, size, err := cfg.Input.open(cfg.Progress, []string{stopwords}, cfg.Output, cfg.Tokens)
 	if err != nil {
 		return TokenizeStats{}, err

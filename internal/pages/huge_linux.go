@@ -2,8 +2,12 @@ package pages
 
 import (
 	"bytes"
+	"cmp"
 	"os"
+	"runtime/debug"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -83,3 +87,110 @@ func wholeHugePages[E any](s []E) []byte {
 
 // roundUp rounds x up to a multiple of to, a power of two.
 func roundUp(x, to uintptr) uintptr { return (x + to - 1) &^ (to - 1) }
+
+// HugeHeap advises transparent huge pages for the heap's free memory and
+// for up to n bytes more that the Go runtime maps for it, where the system
+// leaves huge pages to advice, and returns a function that withdraws the
+// advice. The runtime never advises huge pages for the heap itself, so
+// every value, buffer and table of a stage is mapped in 4 KiB at a time,
+// a page fault each; on the project's build hosts a fault costs about
+// 11 us, and tokenize and count on bench-raw took 9 000 to 17 000 of them
+// (BENCHMARKS.md, session 34).
+//
+// HugeHeap allocates n bytes in pieces (at most heapPiece each, and in
+// all at most maxHugeHeap and half the Go memory limit): they take the
+// heap's free memory first, the lowest first, then memory the runtime
+// maps anew. It advises huge pages for their whole huge pages, frees
+// them and has the runtime return them to the system (debug.FreeOSMemory),
+// so that they count against no limit and are mapped in again only as
+// they are used: the runtime hands out the lowest free addresses first,
+// so the heap's next values land there. The pieces are made of fresh
+// memory but for the heap's free memory, which the runtime clears, so the
+// cost of the allocation is bounded by that: one piece of 1 GiB that began
+// in memory used before had the runtime clear all of it.
+//
+// It acts once in a process, in the first stage, while the heap is small:
+// later, as in pwe run or in tests, the heap's free memory can be large,
+// and HugeHeap returned to the system memory the next values would have
+// reused. The advice lasts until withdraw, like Unhuge's; a stage calls it
+// when it ends, so that a process that runs on (pwe run's fit) does not
+// keep mapping whole huge pages for small values.
+//
+// It does nothing on 32-bit systems, whose address space is too small to
+// spare, or where huge pages are not left to advice.
+func HugeHeap(n int64) (withdraw func()) {
+	if unsafe.Sizeof(uintptr(0)) < 8 || n < 2*hugeSize || !adviseOnly() || !heapAdvised.CompareAndSwap(false, true) {
+		return func() {}
+	}
+	spans := hugeHeap(min(n, maxHugeHeap, debug.SetMemoryLimit(-1)/2))
+	return func() {
+		for _, r := range spans {
+			adviseRange(r[0], r[1]-r[0], unix.MADV_NOHUGEPAGE)
+		}
+	}
+}
+
+// heapAdvised is set once HugeHeap has acted in the process.
+var heapAdvised atomic.Bool
+
+const (
+	// maxHugeHeap bounds the memory HugeHeap advises: about what a stage's
+	// heap takes besides the tables that advise huge pages themselves.
+	maxHugeHeap = 256 << 20
+	// heapPiece is the size of HugeHeap's pieces: small enough that the
+	// runtime places one in the heap's free memory rather than past it,
+	// large enough that whole huge pages make most of it.
+	heapPiece = 16 << 20
+)
+
+// adviseRange gives advice for a range of the heap, which is named by its
+// address alone, not by a pointer that would keep its memory alive.
+func adviseRange(start, size uintptr, advice int) {
+	_, _, _ = unix.Syscall(unix.SYS_MADVISE, start, size, uintptr(advice))
+}
+
+// hugeHeap is HugeHeap, run every time: it returns the ranges it advised,
+// [start, end) each, in order.
+func hugeHeap(n int64) [][2]uintptr {
+	spans := mapPieces(n)
+	for _, r := range spans {
+		adviseRange(r[0], r[1]-r[0], unix.MADV_HUGEPAGE)
+	}
+	debug.FreeOSMemory()
+	return spans
+}
+
+// mapPieces allocates n bytes in pieces, which makes the runtime map any
+// that its free memory does not hold, and returns the whole huge pages of
+// the ranges they cover, merged where pieces adjoin; the pieces are
+// garbage once it returns.
+func mapPieces(n int64) [][2]uintptr {
+	var pieces [][]byte
+	for n > 0 {
+		k := min(n, heapPiece)
+		pieces = append(pieces, make([]byte, k))
+		n -= k
+	}
+	var spans [][2]uintptr
+	for _, p := range pieces {
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+		spans = append(spans, [2]uintptr{lo, lo + uintptr(len(p))})
+	}
+	slices.SortFunc(spans, func(a, b [2]uintptr) int { return cmp.Compare(a[0], b[0]) })
+	merged := spans[:0]
+	for _, r := range spans {
+		if k := len(merged); k > 0 && merged[k-1][1] == r[0] {
+			merged[k-1][1] = r[1]
+		} else {
+			merged = append(merged, r)
+		}
+	}
+	whole := merged[:0]
+	for _, r := range merged {
+		lo, hi := roundUp(r[0], hugeSize), r[1]&^(hugeSize-1)
+		if lo < hi {
+			whole = append(whole, [2]uintptr{lo, hi})
+		}
+	}
+	return whole
+}

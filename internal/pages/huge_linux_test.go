@@ -3,10 +3,13 @@ package pages
 import (
 	"bufio"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestHuge checks that Huge marks the huge pages inside a large slice for
@@ -38,6 +41,72 @@ func TestUnhuge(t *testing.T) {
 		checkFlag(t, lo, hi, "nh")
 	} else {
 		checkFlag(t, lo, hi, "hg")
+	}
+}
+
+// TestHugeHeap checks that hugeHeap marks ranges for transparent huge
+// pages, returns them to the system, that the heap's next values land
+// there, and that HugeHeap's withdraw withdraws the advice.
+func TestHugeHeap(t *testing.T) {
+	if !adviseOnly() {
+		t.Skip("transparent huge pages are not left to advice here")
+	}
+	const n = 48 << 20
+	spans := hugeHeap(n)
+	var size uintptr
+	for _, r := range spans {
+		size += r[1] - r[0]
+		checkHugeFlag(t, r[0], r[1])
+	}
+	if size < n/2 {
+		t.Fatalf("%d bytes advised of %d", size, n)
+	}
+	// Returned to the system, the ranges do not count against the memory
+	// limit.
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if ms.HeapReleased < uint64(size) {
+		t.Errorf("%d bytes of the heap released to the system after advising %d", ms.HeapReleased, size)
+	}
+	// The pieces took the heap's free memory, and the runtime hands out the
+	// lowest free pages first: the next values land in the ranges.
+	const chunk = 64 << 10
+	var kept [][]byte
+	in := 0
+	for range size / chunk {
+		b := make([]byte, chunk)
+		p := uintptr(unsafe.Pointer(&b[0]))
+		for _, r := range spans {
+			if p >= r[0] && p < r[1] {
+				in++
+				break
+			}
+		}
+		kept = append(kept, b)
+	}
+	if want := len(kept) / 2; in < want {
+		t.Errorf("%d of %d new slices of 64 KiB in the advised ranges, want at least %d", in, len(kept), want)
+	}
+	for _, r := range spans {
+		adviseRange(r[0], r[1]-r[0], unix.MADV_NOHUGEPAGE) // as HugeHeap's withdraw
+		checkFlag(t, r[0], r[1], "nh")
+	}
+}
+
+// TestHugeHeapOnce checks that HugeHeap acts once in a process.
+func TestHugeHeapOnce(t *testing.T) {
+	heapAdvised.Store(false)
+	HugeHeap(8 << 20)()
+	if !heapAdvised.Load() && adviseOnly() {
+		t.Fatal("HugeHeap did not act")
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.NumForcedGC
+	HugeHeap(8 << 20)()
+	runtime.ReadMemStats(&ms)
+	if ms.NumForcedGC != before {
+		t.Errorf("HugeHeap acted a second time: %d forced collections", ms.NumForcedGC-before)
 	}
 }
 

@@ -8,3 +8,6 @@ func Huge[E any](s []E) {}
 
 // Unhuge does nothing where Huge does nothing.
 func Unhuge[E any](s []E) {}
+
+// HugeHeap does nothing where Huge does nothing.
+func HugeHeap(n int64) (withdraw func()) { return func() {} }
