@@ -189,19 +189,22 @@ func vmaRange(line string) (from, to uintptr, ok bool) {
 	return uintptr(x), uintptr(y), true
 }
 
-// TestBufferHuge checks that a Buffer of a few huge pages is aligned to
-// them and marked for transparent huge pages.
+// TestBufferHuge checks that a Buffer of half a huge page or more is made
+// of whole huge pages, aligned and marked for transparent huge pages.
 func TestBufferHuge(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
 		t.Skip("no transparent huge pages on this kernel")
 	}
-	var m Buffer
-	defer m.Free()
-	m.Reserve(3*hugeSize - 5)
-	b := m.Bytes()[:m.Cap()]
-	start := uintptr(unsafe.Pointer(&b[0]))
-	if start%hugeSize != 0 || len(b)%hugeSize != 0 {
-		t.Fatalf("buffer at %#x of %d bytes, want whole huge pages", start, len(b))
+	// Half a huge page and more takes whole huge pages.
+	for _, n := range []int{3*hugeSize - 5, hugeSize/2 + 5} {
+		var m Buffer
+		m.Reserve(n)
+		b := m.Bytes()[:m.Cap()]
+		start := uintptr(unsafe.Pointer(&b[0]))
+		if start%hugeSize != 0 || len(b)%hugeSize != 0 {
+			t.Fatalf("buffer of %d at %#x of %d bytes, want whole huge pages", n, start, len(b))
+		}
+		checkHugeFlag(t, start, start+uintptr(len(b)))
+		m.Free()
 	}
-	checkHugeFlag(t, start, start+uintptr(len(b)))
 }
