@@ -476,21 +476,10 @@ func TestLendColumns(t *testing.T) {
 	sizes := []int{CountsPageRows, 4096, 4096, 4096, 4096, 4096, 4096, 4096, 4096, 100, 16384, 1000, 20000,
 		3 * CountsPageRows / 2, CountsPageRows - 5, 5, CountsPageRows, 16384, 16384, 77}
 	for _, many := range []bool{false, true} {
-		dir := t.TempDir()
-		ref, lent := filepath.Join(dir, "ref.parquet"), filepath.Join(dir, "lent.parquet")
 		meta := Meta{CreatedAt: "2026-01-02T03:04:05Z"}
-		w, err := CreateCounts(ref, meta, many)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(rows); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-
-		w, err = CreateCounts(lent, meta, many)
+		ref := writeCountsFileWith(t, rows, meta, many)
+		lent := filepath.Join(t.TempDir(), "lent.parquet")
+		w, err := CreateCounts(lent, meta, many)
 		if err != nil {
 			t.Fatal(err)
 		}
