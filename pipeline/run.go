@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/internal/pages"
 	"github.com/pwe-project/pwe/internal/version"
 	"github.com/pwe-project/pwe/stages"
 )
@@ -59,6 +60,9 @@ type stage struct {
 	// halfway through its files leaves every previous output as it was.
 	outputs []string
 	run     func(ctx context.Context) (stats any, err error)
+	// hugeHeap marks tokenize and count, which share the run's advice of
+	// huge pages for the heap (see Run).
+	hugeHeap bool
 }
 
 // Run executes the configured stages in order, skipping those that are up
@@ -85,6 +89,16 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	// Whatever the run's end, the fingerprints it made spare the next one
 	// their reading; a cache that cannot be written only costs that.
 	defer cache.save(cpath)
+	// Tokenize and count take the heap's huge-page advice (pages.HugeHeap)
+	// from the first of them that runs to the end of the last, and fit,
+	// which can run for hours, goes without. The advice acts once in a
+	// process: taken by tokenize itself, it would have been withdrawn when
+	// tokenize ended, and count, on a heap that tokenize had used, would
+	// have had none. On bench-raw, pwe run of tokenize and count on two
+	// threads took 8 900 page faults without it (BENCHMARKS.md, session 34).
+	withdraw := func() {}
+	advised := false
+	defer func() { withdraw() }()
 	var rep Report
 	for _, st := range plan {
 		if err := ctx.Err(); err != nil {
@@ -106,6 +120,12 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 			continue
 		}
 		log.Info("running")
+		if st.hugeHeap && !advised {
+			withdraw, advised = adviseHeap(int64(cfg.Memory)), true
+		} else if !st.hugeHeap {
+			withdraw()
+			withdraw = func() {}
+		}
 		start := time.Now()
 		stats, err := st.run(ctx)
 		if err == nil {
@@ -147,6 +167,9 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 func (c Config) staging(stage string) string {
 	return filepath.Join(c.Output, StagingDir, stage)
 }
+
+// adviseHeap is pages.HugeHeap; tests replace it to see when Run calls it.
+var adviseHeap = pages.HugeHeap
 
 // rename publishes one output; tests replace it to inject failures.
 var rename = os.Rename
@@ -216,7 +239,8 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		tk.Tokens = filepath.Join(c.staging("tokenize"), TokensFile)
 		plan = append(plan, stage{
 			name: "tokenize", settings: tk, inputs: paths, outputs: []string{vocab, tokens},
-			run: func(ctx context.Context) (any, error) { return Tokenize(ctx, opt.Reporter, tk) },
+			run:      func(ctx context.Context) (any, error) { return Tokenize(ctx, opt.Reporter, tk) },
+			hugeHeap: true,
 		})
 		ct := c.Count
 		ct.Input, ct.Tokens, ct.Vocab, ct.Output = stages.TextInput{}, tokens, vocab, filepath.Join(c.staging("count"), CountsFile)
@@ -224,7 +248,8 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		ct.Seed = c.stageSeed("count", ct.Seed)
 		plan = append(plan, stage{
 			name: "count", settings: ct, seed: ct.Seed, inputs: []string{tokens, vocab}, outputs: []string{counts},
-			run: func(ctx context.Context) (any, error) { return Count(ctx, opt.Reporter, ct) },
+			run:      func(ctx context.Context) (any, error) { return Count(ctx, opt.Reporter, ct) },
+			hugeHeap: true,
 		})
 	}
 	if c.SkipFit {

@@ -122,6 +122,52 @@ func TestRunSkipRerunForce(t *testing.T) {
 	}
 }
 
+// TestRunHeapAdvice checks that Run advises huge pages for the heap once,
+// before the first of tokenize and count that runs, and withdraws the
+// advice once, after the last of them and before fit.
+func TestRunHeapAdvice(t *testing.T) {
+	dir := t.TempDir()
+	cfg := loadConfig(t, dir, config)
+	var events []string
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(cfg.Output, name))
+		return err == nil
+	}
+	defer func(f func(int64) func()) { adviseHeap = f }(adviseHeap)
+	adviseHeap = func(n int64) func() {
+		if n != int64(cfg.Memory) {
+			t.Errorf("advice for %d bytes, want the run's budget %d", n, int64(cfg.Memory))
+		}
+		events = append(events, "advise")
+		return func() {
+			// Count's output is in place, fit's is not.
+			if !exists(CountsFile) || exists("fit/map.parquet") {
+				t.Errorf("advice withdrawn with counts.parquet there %v, fit/map.parquet there %v", exists(CountsFile), exists("fit/map.parquet"))
+			}
+			events = append(events, "withdraw")
+		}
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		window int
+		ran    []string
+	}{{3, []string{"tokenize", "count", "fit"}}, {4, []string{"count", "fit"}}} {
+		events = nil
+		os.RemoveAll(filepath.Join(cfg.Output, "fit"))
+		cfg.Count.Window = c.window
+		rep, err := Run(ctx, cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(rep.Ran, c.ran) {
+			t.Fatalf("ran %v, want %v", rep.Ran, c.ran)
+		}
+		if want := []string{"advise", "withdraw"}; !slices.Equal(events, want) {
+			t.Errorf("running %v: %v, want %v", c.ran, events, want)
+		}
+	}
+}
+
 func TestLoadRejects(t *testing.T) {
 	dir := t.TempDir()
 	// Each error names the file and says what is wrong (want).

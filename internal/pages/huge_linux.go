@@ -109,12 +109,13 @@ func roundUp(x, to uintptr) uintptr { return (x + to - 1) &^ (to - 1) }
 // cost of the allocation is bounded by that: one piece of 1 GiB that began
 // in memory used before had the runtime clear all of it.
 //
-// It acts once in a process, in the first stage, while the heap is small:
-// later, as in pwe run or in tests, the heap's free memory can be large,
-// and HugeHeap returned to the system memory the next values would have
-// reused. The advice lasts until withdraw, like Unhuge's; a stage calls it
-// when it ends, so that a process that runs on (pwe run's fit) does not
-// keep mapping whole huge pages for small values.
+// It acts once in a process, while the heap is small (the first stage
+// of a command, or tokenize and count together in pwe run): later, as in
+// tests, the heap's free memory can be large, and HugeHeap returned to the
+// system memory the next values would have reused. The advice lasts until
+// withdraw, like Unhuge's, which a stage or pwe run calls when counting is
+// done, so that a process that runs on (pwe run's fit) does not keep
+// mapping whole huge pages for small values.
 //
 // It does nothing on 32-bit systems, whose address space is too small to
 // spare, or where huge pages are not left to advice.
