@@ -51,7 +51,7 @@ func (c *Counter) SetProgress(p Progress) { c.progress = p }
 // formats.CountsWriter.LendColumns does). The batches are then not copied
 // on their way out, and lend is called on the goroutine that calls Finish,
 // in order. A single worker's batches are a page each, which emit takes
-// without a copy (see chooseWorkers).
+// without a copy (see Counter.layout).
 func (c *Counter) LendTo(lend func(cols *formats.CountColumns, release func()) error) {
 	c.lend = lend
 }
