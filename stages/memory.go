@@ -27,7 +27,7 @@ func limitMemory(budget int64) (restore func()) {
 // its budget (pages.HugeHeap), and returns the function that withdraws the
 // advice when the stage ends. The Go runtime maps its heap 4 KiB at a
 // time, a page fault each: on bench-raw, tokenize took 9 000-14 000 of
-// them, count 12 000-17 000, with the advice 1 700-1 900 and about 4 200,
+// them, count 12 000-17 000, with the advice 1 700-2 100 and about 4 200,
 // and their CPU time fell by up to a fifth on two threads (BENCHMARKS.md,
 // session 34). A stage calls it first, before the heap has free memory of
 // its own that the runtime would hand out before the advised range; in
