@@ -27,16 +27,8 @@ type huffScratch struct {
 	weight [511]uint64
 	parent [511]uint16
 	depth  [511]uint8
-	// lists are limitLengths's: list k has at most 256 leaves and 255
-	// packages.
-	lists [huffMaxBits][511]pmItem
-}
-
-// pmItem is an item of a package-merge list: a leaf, or a package of two
-// items of the list before.
-type pmItem struct {
-	w    uint64
-	leaf int16 // -1 for a package
+	// lists are limitLengths's.
+	lists [huffMaxBits][huffListLen]uint64
 }
 
 // huffResult says what encode made of a block.
@@ -51,6 +43,9 @@ const (
 const (
 	// huffMaxBits is the longest code zstd allows.
 	huffMaxBits = 11
+	// huffListLen is the length of a package-merge list: 256 leaves, 255
+	// packages and two ends.
+	huffListLen = 513
 	// huffWeightsTableLog is the FSE table log of the weights' description.
 	huffWeightsTableLog = 6
 )
@@ -188,42 +183,56 @@ func huffLengths(count *[256]uint32, length *[256]uint8, sc *huffScratch) uint8 
 // the pairs of list k-1, by weight, and the 2n-2 lightest items of the last
 // list give each leaf its length, the number of them it is in. The items
 // taken from a list are always its lightest, so only their number need be
-// carried down, and a package is known by its place.
-func limitLengths(weight []uint64, depth []uint8, lists *[huffMaxBits][511]pmItem) {
+// carried down; and the leaves among them are the lightest leaves, so an
+// item need only say whether it is a package. It is weight<<1 | 1 for a
+// package and weight<<1 for a leaf, which comes first among equal
+// weights: half the memory of a weight beside a leaf's index, and 4.0 µs
+// against 5.6 (BenchmarkLimitLengths, medians of five).
+func limitLengths(weight []uint64, depth []uint8, lists *[huffMaxBits][huffListLen]uint64) {
 	n := len(weight)
-	var sizes [huffMaxBits]int
+	// Two ends follow a list's items: a package that holds one weighs
+	// more than any item and is never taken.
+	const end = 1 << 61
+	leaves := &lists[0]
 	for i, w := range weight {
-		lists[0][i] = pmItem{w, int16(i)}
+		leaves[i] = w << 1
 	}
-	sizes[0] = n
+	leaves[n], leaves[n+1] = end, end
+	size := n
 	for k := 1; k < huffMaxBits; k++ {
-		prev, cur := lists[k-1][:sizes[k-1]], lists[k][:0]
+		prev, cur := &lists[k-1], &lists[k]
+		size = n + size/2
 		i, j := 0, 0
-		for i < n || j+1 < len(prev) {
-			if j+1 < len(prev) {
-				if pw := prev[j].w + prev[j+1].w; i == n || pw < weight[i] {
-					cur = append(cur, pmItem{pw, -1})
-					j += 2
-					continue
-				}
+		for out := range size {
+			p := (prev[j]>>1+prev[j+1]>>1)<<1 | 1
+			if l := leaves[i]; p < l {
+				cur[out] = p
+				j += 2
+			} else {
+				cur[out] = l
+				i++
 			}
-			cur = append(cur, pmItem{weight[i], int16(i)})
-			i++
 		}
-		sizes[k] = len(cur)
+		cur[size], cur[size+1] = end, end
 	}
-	clear(depth)
+	var taken [huffMaxBits]int // leaves taken from each list
 	take := 2*n - 2
 	for k := huffMaxBits - 1; k >= 0; k-- {
 		packages := 0
 		for _, it := range lists[k][:take] {
-			if it.leaf >= 0 {
-				depth[it.leaf]++
-			} else {
-				packages++
+			packages += int(it & 1)
+		}
+		taken[k] = take - packages
+		take = 2 * packages
+	}
+	for i := range depth {
+		d := uint8(0)
+		for _, t := range taken {
+			if i < t {
+				d++
 			}
 		}
-		take = 2 * packages
+		depth[i] = d
 	}
 }
 

@@ -371,3 +371,33 @@ func BenchmarkLiteralFrames(b *testing.B) {
 		out = l.appendFrame(out[:0], data)
 	}
 }
+
+// BenchmarkLimitLengths limits the code of a block of 128 Ki bytes whose
+// values fall off exponentially, as the counts columns' do: about 140
+// distinct bytes, the rarest seen once, and Huffman's code 17 bits deep.
+func BenchmarkLimitLengths(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var count [256]uint32
+	for range 1 << 17 {
+		count[min(255, int(rng.ExpFloat64()*12))]++
+	}
+	var keys []uint64
+	for c, n := range count {
+		if n > 0 {
+			keys = append(keys, uint64(n)<<8|uint64(c))
+		}
+	}
+	slices.Sort(keys)
+	weight := make([]uint64, len(keys))
+	for i, k := range keys {
+		weight[i] = k >> 8
+	}
+	if _, depth := heapHuffman(count[:]); depth <= huffMaxBits {
+		b.Fatalf("Huffman's code is %d bits deep: nothing to limit", depth)
+	}
+	depth := make([]uint8, len(weight))
+	var sc huffScratch
+	for b.Loop() {
+		limitLengths(weight, depth, &sc.lists)
+	}
+}
