@@ -153,7 +153,13 @@ func adviseRange(start, size uintptr, advice int) {
 // hugeHeap is HugeHeap, run every time: it returns the ranges it advised,
 // [start, end) each, in order.
 func hugeHeap(n int64) [][2]uintptr {
+	// The collector waits while the pieces are made: each one would start
+	// a cycle, whose assists the pieces would wait on with nothing to mark.
+	// For 256 MiB, mapPieces took 1.4-1.9 ms so against 6.8-7.8 ms, and
+	// hugeHeap 3.8-5.0 against 8.5-9.7 (three runs each).
+	gc := debug.SetGCPercent(-1)
 	spans := mapPieces(n)
+	debug.SetGCPercent(gc)
 	for _, r := range spans {
 		adviseRange(r[0], r[1]-r[0], unix.MADV_HUGEPAGE)
 	}
