@@ -72,14 +72,16 @@ const altTStep = 1.0 / 64
 // int_0^t a_0 e^(-z^2 x/2) + int_t^inf k_R e^(-z^2 x/2) has derivative
 // (a_0(t) - k_R(t)) e^(-z^2 t/2) in t, so the crossing minimises it for
 // every z at once. At h = 1 it is Devroye's 0.64 (TestAltTruncation).
-var altTTable = func() []float64 {
+var altTTable []float64
+
+func makeAltTTable() []float64 {
 	n := int((altMaxH-1)/altTStep) + 2
 	tab := make([]float64, n)
 	for i := range tab {
 		tab[i] = altCrossing(1 + float64(i)*altTStep)
 	}
 	return tab
-}()
+}
 
 // altLogRatio returns log(a_0(x|h)/k_R(x|h)) given lgh = log Gamma(h).
 func altLogRatio(h, lgh, x float64) float64 {

@@ -34,6 +34,7 @@ func logCF(b, y1 float64, t complex128) complex128 {
 // Chernoff bound exp(lambda x) E[exp(-lambda W)] already puts F below 1e-17
 // (far left tail) that bound's answer, 0, is returned instead.
 func CDF(b, c, x float64) float64 {
+	ready()
 	if !(b > 0) {
 		panic("polyagamma: b must be > 0")
 	}

@@ -61,7 +61,9 @@ const (
 
 // logRhoTable[i] = log(q/p) and pLeftTable[i] = q/(p+q) at z = i*tableStep,
 // i = 0 .. tableZ/tableStep+1.
-var logRhoTable, pLeftTable = func() ([]float64, []float64) {
+var logRhoTable, pLeftTable []float64
+
+func makeRhoTables() ([]float64, []float64) {
 	n := int(tableZ/tableStep) + 2
 	lr, pl := make([]float64, n), make([]float64, n)
 	for i := range lr {
@@ -69,7 +71,7 @@ var logRhoTable, pLeftTable = func() ([]float64, []float64) {
 		pl[i] = 1 / (1 + math.Exp(-lr[i]))
 	}
 	return lr, pl
-}()
+}
 
 // exactLogRho returns log(q/p), the log ratio of the left to the right
 // envelope mass, finite for every z (it is even in z).

@@ -25,7 +25,9 @@ const seriesY = 0.5
 // s <= seriesY^2 = 0.25: the ratio of successive terms is about 4s/pi^2 < 0.11.
 const nSeries = 26
 
-var hCoef = func() [nSeries + 4]float64 {
+var hCoef [nSeries + 4]float64
+
+func makeHCoef() [nSeries + 4]float64 {
 	var h [nSeries + 4]float64
 	for j := range h {
 		h[j] = 2 / (math.Pi * math.Pi) * lambda(2*j+2) / math.Pow(math.Pi, float64(2*j))
@@ -34,19 +36,21 @@ var hCoef = func() [nSeries + 4]float64 {
 		}
 	}
 	return h
-}()
+}
 
 // hSeries[j][n] is the coefficient of s^j in the n-th derivative of h,
 // (j+1)...(j+n) hCoef[j+n], so that one Horner pass gives h and its first
 // three derivatives (the sampler needs them for every draw with b < 1 or
 // b > 20).
-var hSeries = func() (t [nSeries][4]float64) {
+var hSeries [nSeries][4]float64
+
+func makeHSeries() (t [nSeries][4]float64) {
 	for j := range t {
 		t[j] = [4]float64{hCoef[j], float64(j+1) * hCoef[j+1],
 			float64((j+1)*(j+2)) * hCoef[j+2], float64((j+1)*(j+2)*(j+3)) * hCoef[j+3]}
 	}
 	return t
-}()
+}
 
 // lambda returns sum_{k>=1} (k-1/2)^-m for m >= 2 (the Dirichlet lambda
 // function times 2^m): closed forms for m <= 8, else a direct sum whose
@@ -105,6 +109,7 @@ func unitCumulants(c float64) (k1, k2, k3, k4 float64) {
 
 // Mean returns E[PG(b, c)] = b tanh(c/2) / (2c), b/4 at c = 0.
 func Mean(b, c float64) float64 {
+	ready()
 	k1, _, _, _ := unitCumulants(c)
 	return b * k1
 }
@@ -112,6 +117,7 @@ func Mean(b, c float64) float64 {
 // Var returns Var[PG(b, c)] = b (tanh(c/2) - (c/2) sech^2(c/2)) / (2 c^3),
 // b/24 at c = 0.
 func Var(b, c float64) float64 {
+	ready()
 	_, k2, _, _ := unitCumulants(c)
 	return b * k2
 }

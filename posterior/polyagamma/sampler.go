@@ -3,6 +3,7 @@ package polyagamma
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 )
 
 // maxModerate is the largest b that may be drawn as a sum of exact PG(1, c)
@@ -32,7 +33,9 @@ func moderateMaxHead(n int) int {
 // whole draw is almost normal and it shrinks again) and the Devroye sum is
 // cheaper. The head size grows
 // with |c| up to there (TestModerateCMax), so a scan and a bisection find it.
-var moderateCMax = func() (t [maxModerate + 1]float64) {
+var moderateCMax [maxModerate + 1]float64
+
+func makeModerateCMax() (t [maxModerate + 1]float64) {
 	for n := minModerate; n <= maxModerate; n++ {
 		kMax := moderateMaxHead(n)
 		fits := func(c float64) bool {
@@ -59,7 +62,7 @@ var moderateCMax = func() (t [maxModerate + 1]float64) {
 		t[n] = lo
 	}
 	return t
-}()
+}
 
 // moderateCSearch bounds the search for moderateCMax.
 const moderateCSearch = 1000.0
@@ -68,6 +71,24 @@ const moderateCSearch = 1000.0
 // maxModerate, one gamma sum.
 func moderateGammaSum(b, c float64) bool {
 	return b >= minModerate && math.Abs(c) < moderateCMax[int(b)]
+}
+
+// tablesOnce fills the package's tables on first use rather than at
+// init: every pwe command links the package, and the tables took 2.4 ms of
+// each command's start (GODEBUG=inittrace=1), most of it altTTable's
+// bisections.
+var tablesOnce sync.Once
+
+// ready fills the tables if they are not yet; every exported function that
+// reads them calls it first.
+func ready() { tablesOnce.Do(loadTables) }
+
+func loadTables() {
+	hCoef = makeHCoef()
+	hSeries = makeHSeries()
+	logRhoTable, pLeftTable = makeRhoTables()
+	altTTable = makeAltTTable()
+	moderateCMax = makeModerateCMax()
 }
 
 // Sampler draws Pólya-Gamma variates. Src must be set; the zero value is
@@ -87,6 +108,7 @@ type Sampler struct {
 // Rand returns one draw of PG(b, c). It panics if b is not a positive finite
 // number or c is not finite.
 func (s Sampler) Rand(b, c float64) float64 {
+	ready()
 	g := newRNG(s.Src)
 	x := draw(&g, b, c)
 	g.release()
@@ -96,6 +118,7 @@ func (s Sampler) Rand(b, c float64) float64 {
 // Fill sets dst[i] to a draw of PG(b[i], c[i]). It panics if the lengths
 // differ.
 func (s Sampler) Fill(dst, b, c []float64) {
+	ready()
 	if len(b) != len(dst) || len(c) != len(dst) {
 		panic("polyagamma: Fill slices differ in length")
 	}
