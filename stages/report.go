@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -214,7 +215,7 @@ func Report(ctx context.Context, cfg ReportConfig) (ReportStats, error) {
 		return st, err
 	}
 	defer f.Abort()
-	if err := reportTemplate.Execute(f, page); err != nil {
+	if err := reportTemplate().Execute(f, page); err != nil {
 		return st, fmt.Errorf("%s: %w", cfg.Output, err)
 	}
 	return st, f.Commit()
@@ -563,15 +564,18 @@ func fileMeta[T any](schema string) func(string) (formats.Meta, error) {
 	}
 }
 
-var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num": func(x float64) string {
-		if math.IsNaN(x) {
-			return "–"
-		}
-		return fmt.Sprintf("%.4g", x)
-	},
-	"pct": func(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) },
-}).Parse(`<!DOCTYPE html>
+// reportTemplate is parsed on first use: at init it took 0.5 ms of every
+// pwe command's start.
+var reportTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"num": func(x float64) string {
+			if math.IsNaN(x) {
+				return "–"
+			}
+			return fmt.Sprintf("%.4g", x)
+		},
+		"pct": func(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) },
+	}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8"/>
@@ -626,3 +630,4 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
 </body>
 </html>
 `))
+})
