@@ -300,8 +300,9 @@ func TestCountsEncodings(t *testing.T) {
 }
 
 // TestReadVocabColumns checks the column reader against parquet-go's row
-// reader on random rows, some with external ids, written in several row
-// groups with dictionary-encoded and plain pages.
+// reader on random rows, some with external ids: as WriteVocab writes
+// them, and in several row groups of small pages, plain (which the reader
+// takes a page at a time) and dictionary-encoded (value by value).
 func TestReadVocabColumns(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	rows := make([]VocabRow, 5000)
@@ -319,26 +320,17 @@ func TestReadVocabColumns(t *testing.T) {
 		ExternalID *int64 `parquet:"external_id,optional,dict"`
 	}
 	dir := t.TempDir()
-	plain, dict := filepath.Join(dir, "plain.parquet"), filepath.Join(dir, "dict.parquet")
-	if err := WriteVocab(plain, rows, Meta{}); err != nil {
+	whole, plain, dict := filepath.Join(dir, "whole.parquet"), filepath.Join(dir, "plain.parquet"), filepath.Join(dir, "dict.parquet")
+	if err := WriteVocab(whole, rows, Meta{}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Create(dict)
-	if err != nil {
-		t.Fatal(err)
+	writeVocabPages[VocabRow](t, plain, rows)
+	dictRows := make([]dictRow, len(rows))
+	for i, row := range rows {
+		dictRows[i] = dictRow(row)
 	}
-	w := parquet.NewGenericWriter[dictRow](f, parquet.KeyValueMetadata(KeySchema, SchemaVocab),
-		parquet.PageBufferSize(4096), parquet.MaxRowsPerRowGroup(1500))
-	for _, row := range rows {
-		if _, err := w.Write([]dictRow{dictRow(row)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	for _, p := range []string{plain, dict} {
+	writeVocabPages(t, dict, dictRows)
+	for _, p := range []string{whole, plain, dict} {
 		want, _, err := ReadAll[VocabRow](p, SchemaVocab)
 		if err != nil {
 			t.Fatal(err)
@@ -356,6 +348,27 @@ func TestReadVocabColumns(t *testing.T) {
 				t.Fatalf("%s row %d: read %+v, the row reader %+v", p, i, b, a)
 			}
 		}
+	}
+}
+
+// writeVocabPages writes rows as a vocabulary in row groups of 1500 rows
+// and pages of about 4 KiB.
+func writeVocabPages[T any](t *testing.T, path string, rows []T) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := parquet.NewGenericWriter[T](f, parquet.KeyValueMetadata(KeySchema, SchemaVocab),
+		parquet.PageBufferSize(4096), parquet.MaxRowsPerRowGroup(1500))
+	for _, row := range rows {
+		if _, err := w.Write([]T{row}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
 )
 
 // Schema names and versions.
@@ -75,10 +77,11 @@ func ReadVocab(path string) (rows []VocabRow, meta Meta, err error) {
 	return rows, r.meta, nil
 }
 
-// readVocabColumns reads the rows of a vocabulary a column at a time, from
-// the values of its pages, into rows whose tokens share one string. The
-// generic row reader rebuilds every row by reflection and allocates every
-// token on its own (BenchmarkReadVocab).
+// readVocabColumns reads the rows of a vocabulary a column at a time into
+// rows whose tokens share one string. A page of a required column that is
+// not dictionary-coded is read as one slice of its type; any other page
+// value by value. The generic row reader rebuilds every row by reflection
+// and allocates every token on its own (BenchmarkReadVocab).
 func readVocabColumns(pf *parquet.File) ([]VocabRow, error) {
 	// The rows grow with the first column's values, from room for the
 	// number of rows the footer claims up to 4 Mi of them: a damaged
@@ -91,28 +94,79 @@ func readVocabColumns(pf *parquet.File) ([]VocabRow, error) {
 	for _, name := range []string{"token_id", "token", "count", "external_id"} {
 		leaf, _ := pf.Schema().Lookup(name)
 		optional := name == "external_id"
-		err := columnValues(pf, leaf.ColumnIndex, func(at int, vs []parquet.Value) error {
-			if int64(at+len(vs)) > n {
-				return fmt.Errorf("column %q has more values than the file has rows", name)
+		// grow checks a batch of k values at row at, and returns the rows
+		// it fills.
+		grow := func(at, k int) ([]VocabRow, error) {
+			if int64(at+k) > n {
+				return nil, fmt.Errorf("column %q has more values than the file has rows", name)
 			}
 			if name == "token_id" {
-				rows = append(rows, make([]VocabRow, len(vs))...)
+				rows = slices.Grow(rows, k)[:at+k]
+			}
+			if name == "token" && ends == nil {
+				ends = make([]int, len(rows))
+			}
+			return rows[at : at+k], nil
+		}
+		err := columnPages(pf, leaf.ColumnIndex, func(at, k int, v encoding.Values) (bool, error) {
+			if optional {
+				return false, nil
+			}
+			switch name {
+			case "token_id":
+				if v.Kind() != encoding.Int32 || len(v.Int32()) != k {
+					return false, nil
+				}
+				ids := v.Int32()
+				part, err := grow(at, len(ids))
+				for i, id := range ids[:len(part)] {
+					part[i].TokenID = id
+				}
+				return true, err
+			case "token":
+				if v.Kind() != encoding.ByteArray {
+					return false, nil
+				}
+				data, offsets := v.ByteArray()
+				if len(offsets) != k+1 {
+					return false, nil
+				}
+				if _, err := grow(at, k); err != nil {
+					return true, err
+				}
+				base := len(text) - int(offsets[0])
+				text = append(text, data[offsets[0]:offsets[k]]...)
+				for i, o := range offsets[1:] {
+					ends[at+i] = base + int(o)
+				}
+				return true, nil
+			default:
+				if v.Kind() != encoding.Int64 || len(v.Int64()) != k {
+					return false, nil
+				}
+				counts := v.Int64()
+				part, err := grow(at, len(counts))
+				for i, c := range counts[:len(part)] {
+					part[i].Count = c
+				}
+				return true, err
+			}
+		}, func(at int, vs []parquet.Value) error {
+			part, err := grow(at, len(vs))
+			if err != nil {
+				return err
 			}
 			for i := 0; i < len(vs) && !optional; i++ {
 				if vs[i].IsNull() {
 					return fmt.Errorf("row %d: %q is null", at+i, name)
 				}
 			}
-			part := rows[at : at+len(vs)]
 			switch name {
 			case "token_id":
 				for i, v := range vs {
 					part[i].TokenID = v.Int32()
 				}
 			case "token":
-				if ends == nil {
-					ends = make([]int, len(rows))
-				}
 				for i, v := range vs {
 					text = append(text, v.ByteArray()...)
 					ends[at+i] = len(text)
@@ -148,20 +202,47 @@ func readVocabColumns(pf *parquet.File) ([]VocabRow, error) {
 	return rows, nil
 }
 
-// columnValues calls fn with the values of column col in batches, with the
-// row of each batch's first, stopping at fn's first error; a column with
-// fewer values than the file has rows is an error.
-func columnValues(pf *parquet.File, col int, fn func(row int, vs []parquet.Value) error) error {
+// columnPages reads column col page by page, with the row of each page's
+// first value: a page that holds one value per row and no dictionary goes
+// to data, as its k values; if data declines it (returns false), or the page
+// is another kind, its values go to fn in batches. It stops at the first
+// error; a column with fewer values than the file has rows is an error.
+func columnPages(pf *parquet.File, col int, data func(row, k int, v encoding.Values) (bool, error), fn func(row int, vs []parquet.Value) error) error {
 	buf := make([]parquet.Value, 1024)
 	row := 0
 	for _, rg := range pf.RowGroups() {
 		pages := rg.ColumnChunks()[col].Pages()
-		err := pageValues(pages, buf, func(vs []parquet.Value) error {
-			err := fn(row, vs)
-			row += len(vs)
-			return err
-		})
-		pages.Close()
+		err := func() error {
+			defer pages.Close()
+			for {
+				p, err := pages.ReadPage()
+				if err == io.EOF {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if p.Dictionary() == nil && p.NumNulls() == 0 && p.NumValues() == p.NumRows() {
+					done, err := data(row, int(p.NumValues()), p.Data())
+					if done {
+						row += int(p.NumValues())
+						parquet.Release(p)
+						if err != nil {
+							return err
+						}
+						continue
+					}
+				}
+				err = pageValues(p, buf, func(vs []parquet.Value) error {
+					err := fn(row, vs)
+					row += len(vs)
+					return err
+				})
+				if err != nil {
+					return err
+				}
+			}
+		}()
 		if err != nil {
 			return err
 		}
@@ -172,30 +253,22 @@ func columnValues(pf *parquet.File, col int, fn func(row int, vs []parquet.Value
 	return nil
 }
 
-// pageValues calls fn with the values of pages, read into buf, a buffer at
-// a time.
-func pageValues(pages parquet.Pages, buf []parquet.Value, fn func(vs []parquet.Value) error) error {
+// pageValues calls fn with the values of page p, read into buf, a buffer
+// at a time, and releases the page.
+func pageValues(p parquet.Page, buf []parquet.Value, fn func(vs []parquet.Value) error) error {
+	defer parquet.Release(p)
+	values := p.Values()
 	for {
-		p, err := pages.ReadPage()
+		n, err := values.ReadValues(buf)
+		if n > 0 {
+			if ferr := fn(buf[:n]); ferr != nil {
+				return ferr
+			}
+		}
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return err
-		}
-		values := p.Values()
-		for err == nil {
-			var n int
-			n, err = values.ReadValues(buf)
-			if n > 0 {
-				if ferr := fn(buf[:n]); ferr != nil {
-					parquet.Release(p)
-					return ferr
-				}
-			}
-		}
-		parquet.Release(p)
-		if err != io.EOF {
 			return err
 		}
 	}
