@@ -248,6 +248,8 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 		return CountStats{}, err
 	}
 	defer hugeHeap(cfg.Memory)()
+	resumeGC := pauseGC()
+	defer resumeGC()
 	// Until the counting, the work goes from one step to the next: the
 	// steps that can run beside another do, on goroutines of their own.
 	// The stream is opened (its trailer read and its dictionary checked)
@@ -353,6 +355,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	if err != nil {
 		return CountStats{}, fmt.Errorf("%s: %w", cfg.Vocab, err)
 	}
+	resumeGC()
 	stats := CountStats{Threads: cfg.Threads, Workers: len(workers)}
 	var corpus []input.Fingerprint
 	if cfg.Tokens != "" {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -443,5 +444,30 @@ func TestLongDocument(t *testing.T) {
 	}
 	if got, want := counted(CountConfig{Input: TextInput{Paths: []string{longPath}}}), counted(CountConfig{Tokens: tokens}); !slices.Equal(got, want) {
 		t.Errorf("count of the long document's text: %d rows; of its token stream: %d", len(got), len(want))
+	}
+}
+
+// TestCountRestoresGC: count pauses the collector for its start
+// (pauseGC) and leaves the process's setting as it found it, whether it
+// succeeds or fails after the pause.
+func TestCountRestoresGC(t *testing.T) {
+	dir := t.TempDir()
+	vocab := tokenizeFixture(t, dir)
+	defer debug.SetGCPercent(debug.SetGCPercent(77))
+	for _, c := range []struct {
+		name  string
+		vocab string
+		fails bool
+	}{{"success", vocab, false}, {"missing vocabulary", filepath.Join(dir, "none.parquet"), true}} {
+		_, err := Count(context.Background(), CountConfig{
+			Input: TextInput{Paths: []string{fixture}},
+			Vocab: c.vocab, Output: filepath.Join(dir, "counts.parquet"), Window: 2,
+		})
+		if (err != nil) != c.fails {
+			t.Fatalf("%s: error %v", c.name, err)
+		}
+		if got := debug.SetGCPercent(77); got != 77 {
+			t.Errorf("%s: GC percent %d after count, want 77", c.name, got)
+		}
 	}
 }
