@@ -258,6 +258,25 @@ func BenchmarkIndexID(b *testing.B) {
 	}
 }
 
+// BenchmarkNewIndex builds the index of a vocabulary of 65 536 tokens from
+// bench-raw, as count does at its start.
+func BenchmarkNewIndex(b *testing.B) {
+	c := NewCounter()
+	c.Add(corpusTokens(b, "bench-raw.txt.zst", 32<<20))
+	var vocab []string
+	for _, e := range c.Vocabulary(1<<16, 0) {
+		vocab = append(vocab, e.Token)
+	}
+	if len(vocab) != 1<<16 {
+		b.Fatalf("%d tokens, want 65536", len(vocab))
+	}
+	for b.Loop() {
+		if _, err := NewIndex(vocab); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkSegment compares the hand-written ASCII segmenter with the
 // library on the same ASCII text.
 func BenchmarkSegment(b *testing.B) {

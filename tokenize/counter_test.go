@@ -286,6 +286,16 @@ func TestIndex(t *testing.T) {
 	if !errors.Is(err, ErrDuplicateToken) || !strings.Contains(err.Error(), "ids 0 and 2") {
 		t.Errorf("duplicate token: error %v", err)
 	}
+	// NewIndex inserts addBlock tokens at a time: a repeat in a later block.
+	many := make([]string, 3*addBlock)
+	for i := range many {
+		many[i] = fmt.Sprintf("t%d", i)
+	}
+	many[2*addBlock+1] = many[5]
+	_, err = NewIndex(many)
+	if want := fmt.Sprintf("ids 5 and %d", 2*addBlock+1); !errors.Is(err, ErrDuplicateToken) || !strings.Contains(err.Error(), want) {
+		t.Errorf("duplicate token in another block: error %v, want %q", err, want)
+	}
 }
 
 func ExampleCounter() {
