@@ -319,6 +319,8 @@ func TestCountFromTokenStream(t *testing.T) {
 		{Window: 4, Weighting: "harmonic", OOV: "keep", Negatives: intp(2), Seed: 6, Threads: 3},
 		{Window: 5, Weighting: "linear", Subsample: 1e-3, Negatives: intp(1), Seed: 7, Threads: 2, Memory: 256 << 10},
 		{Window: 2, NegativesMode: "expected", Negatives: intp(1), Seed: 8},
+		// Too many of the dictionary's tokens to gather: all are looked up.
+		{Window: 3, Negatives: intp(1), Seed: 5, candidateLimit: 3},
 	}
 	for i, base := range cases {
 		text, stream := base, base
@@ -561,4 +563,40 @@ func TestInspectTokenStream(t *testing.T) {
 	if strings.Contains(got, "\n  2: ") {
 		t.Errorf("dump shows a third document with Rows 2:\n%s", got)
 	}
+}
+
+// TestCountSpilledDictionaryRepeats counts a stream whose dictionary was
+// spilled between a part where the vocabulary's tokens are frequent and a
+// last part where they are rare: the last listing of each falls below the
+// rarest vocabulary count, yet its occurrences must be counted, as from
+// the text.
+func TestCountSpilledDictionaryRepeats(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "parts.txt")
+	var b strings.Builder
+	for range 20000 {
+		b.WriteString("alpha beta gamma alpha beta alpha\n\n")
+	}
+	for i := range 120000 {
+		fmt.Fprintf(&b, "w%06d x%06d\n\n", i, i)
+	}
+	b.WriteString("beta alpha beta\n")
+	if err := os.WriteFile(corpus, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vocab, tokens := filepath.Join(dir, "vocab.parquet"), filepath.Join(dir, "tokens.bin")
+	st, err := Tokenize(context.Background(), TokenizeConfig{
+		Input: TextInput{Paths: []string{corpus}, DocSep: "blank"}, MaxVocab: 3,
+		Output: vocab, Tokens: tokens, TempDir: dir, spillAt: 64 << 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Spills < 1 {
+		t.Fatal("no spill: the test no longer splits the dictionary")
+	}
+	text := CountConfig{Input: TextInput{Paths: []string{corpus}}, Vocab: vocab, Output: filepath.Join(dir, "text.parquet"), Window: 2, Seed: 3}
+	stream := text
+	stream.Input, stream.Tokens, stream.Output = TextInput{}, tokens, filepath.Join(dir, "stream.parquet")
+	countTextAndStream(t, "repeated listings", text, stream)
 }
