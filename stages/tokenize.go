@@ -205,20 +205,14 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	stats.VocabCoverage = float64(covered) / float64(ts.Tokens)
 	stats.Seconds = time.Since(start).Seconds()
 	meta := formats.Meta{Config: cfg, Inputs: r.Fingerprints(), Stats: stats}
-	// The metadata needs the vocabulary's size, not its tokens: the stream's
-	// chunks are synced and its trailer written on another goroutine while
-	// the tokens are ranked and the vocabulary written (both only read the
-	// Counter).
+	// The metadata needs the vocabulary's size, not its tokens: the stream
+	// is closed (its chunks synced, its trailer written) on another
+	// goroutine while the tokens are ranked and the vocabulary written (both
+	// only read the Counter).
 	streamClosed := func() error { return nil }
 	if stream != nil {
 		closed := make(chan error, 1)
-		go func() {
-			err := stream.SyncChunks()
-			if err == nil {
-				err = stream.Close(meta, total)
-			}
-			closed <- err
-		}()
+		go func() { closed <- stream.Close(meta, total) }()
 		streamClosed = sync.OnceValue(func() error { return <-closed })
 		defer streamClosed()
 	}
