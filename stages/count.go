@@ -271,7 +271,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 			}
 		}()
 	}
-	vocab, vmeta, vfp, err := readVocab(cfg.Vocab, cfg.Stdin)
+	vocab, vmeta, vfp, err := readVocab(cfg.Vocab, cfg.Stdin, true)
 	if err != nil {
 		return CountStats{}, err
 	}

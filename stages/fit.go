@@ -340,7 +340,7 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	if err := cfg.Validate(); err != nil {
 		return FitStats{}, err
 	}
-	vocab, _, vfp, err := readVocab(cfg.Vocab, cfg.Stdin)
+	vocab, _, vfp, err := readVocab(cfg.Vocab, cfg.Stdin, false)
 	if err != nil {
 		return FitStats{}, err
 	}

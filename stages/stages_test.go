@@ -471,3 +471,21 @@ func TestCountRestoresGC(t *testing.T) {
 		}
 	}
 }
+
+// TestCountRepeatedVocabularyToken: count reads the vocabulary without its
+// own check for repeated tokens, and the index it builds refuses one,
+// naming the file and the ids; no output appears.
+func TestCountRepeatedVocabularyToken(t *testing.T) {
+	dir := t.TempDir()
+	vocab := filepath.Join(dir, "vocab.parquet")
+	rows := []formats.VocabRow{{TokenID: 0, Token: "the", Count: 9}, {TokenID: 1, Token: "dashwood", Count: 5}, {TokenID: 2, Token: "the", Count: 3}}
+	if err := formats.WriteVocab(vocab, rows, formats.Meta{Config: TokenizeConfig{}}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out", "counts.parquet")
+	_, err := Count(context.Background(), CountConfig{Input: TextInput{Paths: []string{fixture}}, Vocab: vocab, Output: out, Window: 2})
+	if err == nil || !strings.Contains(err.Error(), vocab) || !strings.Contains(err.Error(), `duplicate token "the" at ids 0 and 2`) {
+		t.Fatalf("count with a repeated vocabulary token: %v", err)
+	}
+	assertNoOutput(t, filepath.Dir(out))
+}

@@ -48,13 +48,19 @@ func stdoutOr(w io.Writer) io.Writer {
 }
 
 // readVocab reads vocab.parquet, or an Arrow stream from stdin for "-", and
-// fingerprints what it read.
-func readVocab(path string, stdin io.Reader) ([]formats.VocabRow, formats.Meta, input.Fingerprint, error) {
+// fingerprints what it read. Where indexed is true, the caller indexes the
+// tokens, which finds a repeated one, and a file's are not checked for
+// repeats (formats.ReadVocabRows).
+func readVocab(path string, stdin io.Reader, indexed bool) ([]formats.VocabRow, formats.Meta, input.Fingerprint, error) {
 	if path == StdioPath {
 		rows, meta, sum, err := formats.ReadVocabStream(stdinOr(stdin), stdinName)
 		return rows, meta, input.Fingerprint{Path: StdioPath, Size: sum.Size, SHA256: sum.SHA256}, err
 	}
-	rows, meta, err := formats.ReadVocab(path)
+	read := formats.ReadVocab
+	if indexed {
+		read = formats.ReadVocabRows
+	}
+	rows, meta, err := read(path)
 	if err != nil {
 		return nil, meta, input.Fingerprint{}, err
 	}
