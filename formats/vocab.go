@@ -128,12 +128,7 @@ func readVocabColumns(pf *parquet.File) ([]VocabRow, error) {
 				if v.Kind() != encoding.Int32 || len(v.Int32()) != k {
 					return false, nil
 				}
-				ids := v.Int32()
-				part, err := grow(at, len(ids))
-				for i, id := range ids[:len(part)] {
-					part[i].TokenID = id
-				}
-				return true, err
+				return true, setRows(grow, at, v.Int32(), func(r *VocabRow, id int32) { r.TokenID = id })
 			case "token":
 				if v.Kind() != encoding.ByteArray {
 					return false, nil
@@ -155,12 +150,7 @@ func readVocabColumns(pf *parquet.File) ([]VocabRow, error) {
 				if v.Kind() != encoding.Int64 || len(v.Int64()) != k {
 					return false, nil
 				}
-				counts := v.Int64()
-				part, err := grow(at, len(counts))
-				for i, c := range counts[:len(part)] {
-					part[i].Count = c
-				}
-				return true, err
+				return true, setRows(grow, at, v.Int64(), func(r *VocabRow, n int64) { r.Count = n })
 			}
 		}, func(at int, vs []parquet.Value) error {
 			part, err := grow(at, len(vs))
@@ -211,6 +201,16 @@ func readVocabColumns(pf *parquet.File) ([]VocabRow, error) {
 		start = end
 	}
 	return rows, nil
+}
+
+// setRows sets a field, with set, of the rows from at on to the values of
+// a page, through grow, which checks them and returns the rows.
+func setRows[T any](grow func(at, k int) ([]VocabRow, error), at int, vals []T, set func(*VocabRow, T)) error {
+	part, err := grow(at, len(vals))
+	for i, x := range vals[:len(part)] {
+		set(&part[i], x)
+	}
+	return err
 }
 
 // columnPages reads column col page by page, with the row of each page's
