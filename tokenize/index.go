@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -18,7 +17,7 @@ type Index struct {
 	tab strtab
 	// touched sums the heads of the slots NewIndex loads ahead of its
 	// insertions, so that the loads are not dropped as unused.
-	touched atomic.Uint64
+	touched uint64
 }
 
 // NewIndex returns an Index giving tokens[i] the id i. A token listed twice
@@ -69,7 +68,7 @@ func (x *Index) touch(hs []uint64) {
 	for _, h := range hs {
 		sum += slots[h>>shift].head
 	}
-	x.touched.Add(sum)
+	x.touched += sum
 }
 
 // Len returns the number of tokens in the index.
