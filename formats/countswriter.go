@@ -14,7 +14,6 @@ import (
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/encoding/bytestreamsplit"
 	"github.com/parquet-go/parquet-go/encoding/delta"
-	"github.com/parquet-go/parquet-go/encoding/rle"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -617,18 +616,9 @@ func (e *countsColumnEncoder) floatPage(c *countsChunk, parts [][]float64) error
 	if !e.split && !c.fallback && c.dict.lookup(parts, &e.idx, &e.idxBits) {
 		// The dictionary's values give the statistics when the chunk ends.
 		// The page is what rle.DictionaryEncoding writes: the bit width,
-		// then the indices; lookup found the width on its way. The
-		// encoder writes from the start of the slice it is given, so it
-		// is given the room after the width, enough for any encoding of
-		// the indices (a group of eight takes at most a 5-byte header
-		// and 32 bits a value), and the indices need no copy.
-		e.raw = slices.Grow(append(e.raw[:0], byte(e.idxBits)), 5*len(e.idx)+64)
-		packed, _ := (&rle.Encoding{BitWidth: e.idxBits}).EncodeInt32(e.raw[1:1], e.idx)
-		if len(packed) == 0 || &packed[0] == &e.raw[1:2][0] {
-			e.raw = e.raw[:1+len(packed)]
-		} else {
-			e.raw = append(e.raw[:1], packed...)
-		}
+		// then the indices (appendHybrid); lookup found the width on its
+		// way.
+		e.raw = appendHybrid(append(e.raw[:0], byte(e.idxBits)), e.idx, e.idxBits)
 		return e.dataPage(c, len(e.idx), format.RLEDictionary)
 	}
 	col := joinParts(parts, &e.floats)
