@@ -32,7 +32,8 @@
 #   GLOVE_VOCAB  vocab_count -max-vocab 65536 < bench.txt > vocab.txt
 # Both stages of pwe and cooccur read the same decompressed text, in the
 # page cache after the first round. Binaries alternate within each round,
-# so that a comparison between them sees the same state of a shared host.
+# so that a comparison between them sees the same state of a shared host,
+# in the order given in odd rounds and reversed in even ones.
 set -e
 usage() {
 	echo "usage: $0 rounds R PWE... | threads R MEM PWE... | pair R MEM PWE... | cooccur R" >&2
@@ -113,6 +114,22 @@ cooccur() {
 	echo "$1 cooc cooc $(cat time.txt)"
 }
 
+# The binaries of round r: in the order given in odd rounds, reversed in
+# even ones. The first binary after cooccur (which frees 861 MB) ran
+# slower on some hosts (BENCHMARKS.md, session 35), so a fixed order would
+# favour the later ones.
+ordered() {
+	if [ $(($1 % 2)) -eq 1 ]; then
+		echo $bins
+	else
+		rev=
+		for b in $bins; do
+			rev="$b $rev"
+		done
+		echo $rev
+	fi
+}
+
 for r in $(seq "$rounds"); do
 	case $mode in
 	cooccur)
@@ -120,7 +137,7 @@ for r in $(seq "$rounds"); do
 		;;
 	rounds)
 		cooccur "$r"
-		for b in $bins; do
+		for b in $(ordered "$r"); do
 			n=$(basename "$b")
 			timed "$r" "$n" tok "$b" --quiet tokenize bench.txt --max-vocab 65536 --threads 1 -o "v_$n.parquet" --tokens "t_$n.bin"
 			for m in 256MiB 1GiB; do
@@ -129,7 +146,7 @@ for r in $(seq "$rounds"); do
 		done
 		;;
 	threads)
-		for b in $bins; do
+		for b in $(ordered "$r"); do
 			n=$(basename "$b")
 			for t in 1 2; do
 				timed "$r" "$n" "tok$t" "$b" --quiet tokenize bench.txt --max-vocab 65536 --threads $t -o "v_$n.parquet" --tokens "t_$n.bin"
@@ -138,7 +155,7 @@ for r in $(seq "$rounds"); do
 		done
 		;;
 	pair)
-		for b in $bins; do
+		for b in $(ordered "$r"); do
 			n=$(basename "$b")
 			tok() { echo "$b --quiet tokenize bench.txt --max-vocab 65536 --threads $1 -o v_$n$2.parquet --tokens t_$n$2.bin"; }
 			cnt() { echo "$b --quiet count --tokens t_$n.bin --vocab v_$n.parquet --memory $mem --threads $1 -o c_$n$2.parquet"; }
