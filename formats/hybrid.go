@@ -7,18 +7,21 @@ import (
 
 // appendHybrid appends idx, whose values are below 1<<width (0 <= width <=
 // 32), in Parquet's RLE/bit-packed hybrid encoding, choosing its runs as
-// parquet-go's rle.Encoding.EncodeInt32 does, so that the bytes are the
-// same: a group of eight values that all equal the first value of the first
-// such group in a row makes, with those after it, one run; groups that are
-// not uniform are bit-packed together; the last len(idx)%8 values are runs
-// of equal values; width 0 (every index 0) is one run of them all.
+// parquet-go's rle.Encoding.EncodeInt32 does in its purego build: a group
+// of eight values that all equal the first value of the first such group
+// in a row makes, with those after it, one run; groups that are not
+// uniform are bit-packed together; the last len(idx)%8 values are runs of
+// equal values; width 0 (every index 0) is one run of them all. On amd64
+// with AVX2, parquet-go's encoder ends a packed block early at a group
+// whose two halves are each uniform (its check broadcasts lane by lane), so
+// the bytes of counts.parquet depended on the build; they no longer do.
 //
 // The dictionary indices of counts.parquet's float columns alternate short
-// runs (n_neg 0, n_pos 1) with short packed blocks, and parquet-go's packer
-// pays a fixed setup of its vector registers for every block: on bench-raw
-// that setup was most of its 5.3 % of count's samples on one thread (perf
-// record, session 36). Here a block costs its header alone
-// (BenchmarkAppendHybrid).
+// runs with short packed blocks (on bench-raw, 651 615 runs and 652 416
+// blocks of 12 groups on average), and parquet-go's packer sets up its
+// vector registers for every block: that setup was most of its 6.2 % of
+// count's samples on one thread (perf record, session 36). Here a block
+// costs its header alone (BenchmarkAppendHybrid).
 func appendHybrid(dst []byte, idx []int32, width int) []byte {
 	if width == 0 {
 		return binary.AppendUvarint(dst, uint64(len(idx))<<1)
