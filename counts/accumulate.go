@@ -45,7 +45,7 @@ type Accumulator struct {
 func newAccumulator(c *Counter) *Accumulator {
 	a := &Accumulator{c: c}
 	if c.directTokens > 0 {
-		a.direct = &directStore{}
+		a.direct = &directStore{isWide: !c.narrow, limit: c.directTokens}
 		return a
 	}
 	a.countPairs()
@@ -136,14 +136,20 @@ func (a *Accumulator) Add(ids []int32, docSeq int64) error {
 		seq = a.filt
 	}
 	if d := a.direct; d != nil {
-		if d.tokens()+len(seq) > c.directTokens && d.tokens() > 0 {
+		// A gap's word, V, does not fit a narrow store of 65536 tokens'
+		// ids: the store is counted as it is, and turns wide.
+		widen := gaps && !d.isWide && c.v >= narrowIDs
+		if (widen || d.tokens()+len(seq) > d.limit) && d.tokens() > 0 {
 			if err := a.spillStore(); err != nil {
 				a.err = err
 				return err
 			}
 		}
-		if len(seq) <= c.directTokens {
-			d.add(seq, v, c.cfg.Window, c.directTokens)
+		if widen {
+			d.widen(c.wideTokens)
+		}
+		if len(seq) <= d.limit {
+			d.add(seq, v)
 			a.pairs += directPairs(seq, c.cfg.Window, gaps)
 			return nil
 		}
@@ -264,7 +270,7 @@ func (a *Accumulator) grow(size int) {
 func (a *Accumulator) Reserve(pairs int64) {
 	if d := a.direct; d != nil {
 		// The documents hold about pairs / Window tokens.
-		d.reserve(int(min(pairs/int64(a.c.cfg.Window), int64(a.c.directTokens))))
+		d.reserve(int(min(pairs/int64(a.c.cfg.Window), int64(d.limit))))
 		return
 	}
 	if a.buf != nil && pairs > int64(len(a.buf)) {

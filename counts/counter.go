@@ -58,8 +58,10 @@ type Counter struct {
 	denseBytes int
 	bufPairs   int // pair buffer entries per accumulator
 	// directTokens is the most tokens an accumulator keeps as they are
-	// (direct.go); 0 when it counts pairs from the start.
-	directTokens int
+	// (direct.go), in narrow words if narrow; 0 when it counts pairs from
+	// the start. A store that turns wide keeps at most wideTokens.
+	directTokens, wideTokens int
+	narrow                   bool
 	// fuseBelow is the weighted total of a target's positive pairs below
 	// which the merge of stores draws its negatives into the same tally
 	// (1<<32; less in tests).
@@ -263,7 +265,12 @@ func (c *Counter) layout(workers int) error {
 	c.runBuf = int(min(runBufSize, share/16))
 	rest := share - int64(c.dense*(c.dense+1)/2)*size - 4*(v+1) - 4*int64(radixHistLen(2*c.idBits+c.dBits)) - int64(c.runBuf)
 	c.bufPairs = int(rest / bytesPerPair)
-	c.directTokens = directTokens(share, c.v, c.cfg.Window, c.runBuf)
+	c.narrow = c.v <= narrowIDs
+	c.wideTokens = directTokens(share, c.v, c.cfg.Window, c.runBuf, wideBytesPer8)
+	c.directTokens = c.wideTokens
+	if c.narrow {
+		c.directTokens = directTokens(share, c.v, c.cfg.Window, c.runBuf, narrowBytesPer8)
+	}
 	c.fuseBelow = 1 << 32
 	c.scanRow = max(1, c.v/4)
 	if c.bufPairs < minBufPairs {

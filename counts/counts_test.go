@@ -1,7 +1,6 @@
 package counts
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/big"
@@ -63,6 +62,8 @@ func TestMatchesReference(t *testing.T) {
 					{"direct-then-spills", 2, &tuning{direct: 500, dense: 5, bufPairs: 400}},
 					{"direct", 3, &tuning{direct: 1 << 20}},
 					{"direct-bitsets", 1, &tuning{direct: 1 << 20, scanRow: -1}},
+					{"direct-wide", 2, &tuning{direct: 1 << 20, wide: true}},
+					{"direct-wide-spills", 1, &tuning{direct: 300, wide: true, dense: 5, bufPairs: 400}},
 					{"direct-scans", 2, &tuning{direct: 1 << 20, scanRow: 1}},
 				} {
 					what := fmt.Sprintf("W=%d %v gaps=%v %s", w, wt, gaps, tc.name)
@@ -387,8 +388,8 @@ func TestReserve(t *testing.T) {
 	defer c.Close()
 	a := c.NewAccumulator()
 	a.Reserve(1 << 40)
-	if a.direct == nil || cap(a.direct.words) != c.directTokens+2*directPad {
-		t.Fatalf("Reserve(2^40) left a store of %d words; the budget allows %d tokens", cap(a.direct.words), c.directTokens)
+	if a.direct == nil || a.direct.room() != c.directTokens+2*directPad {
+		t.Fatalf("Reserve(2^40) left a store of %d words; the budget allows %d tokens", a.direct.room(), c.directTokens)
 	}
 	c.directTokens = 0
 	c.accs = nil
@@ -542,7 +543,7 @@ func TestMergeSorted(t *testing.T) {
 // further, spills its rows when full, and counts what a store that holds
 // everything does.
 func TestStoreWithinShare(t *testing.T) {
-	cp := newCorpus(14, 3000, 2000, 150, false)
+	cp := newCorpus(14, 3000, 2600, 150, false)
 	cfg := Config{Window: 5, Negatives: 2, Seed: 5, Memory: 1 << 20, Workers: 1, TempDir: t.TempDir()}
 	c, err := New(cfg, cp.counts)
 	if err != nil {
@@ -568,7 +569,7 @@ func TestStoreWithinShare(t *testing.T) {
 		if a.direct == nil {
 			t.Fatalf("document %d (%d tokens) left the store", i, len(d))
 		}
-		if n := cap(a.direct.words); n > c.directTokens+2*directPad {
+		if n := a.direct.room(); n > c.directTokens+2*directPad {
 			t.Fatalf("after document %d the store has room for %d words; the budget gives %d tokens", i, n, c.directTokens)
 		}
 		most = max(most, a.direct.tokens())
@@ -576,14 +577,7 @@ func TestStoreWithinShare(t *testing.T) {
 	if most < c.directTokens*3/4 {
 		t.Fatalf("the store held at most %d tokens of %d", most, c.directTokens)
 	}
-	var rows []formats.CountRow
-	st, err := c.Finish(context.Background(), func(b *formats.CountColumns) error {
-		rows = b.AppendTo(rows)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, st := finishRows(t, c)
 	if st.Spills < 2 {
 		t.Fatalf("%d spills of a store of %d tokens for %d tokens", st.Spills, c.directTokens, total)
 	}
@@ -682,5 +676,77 @@ func TestBatchPool(t *testing.T) {
 				t.Fatalf("batch %d row %d: %+v, want %+v", b, i, got, row(b, i))
 			}
 		}
+	}
+}
+
+// TestStoreWidths: stores hold 16-bit words where the vocabulary's ids and
+// the gap's fit, and turn wide at the first gap where they do not (65536
+// tokens), counting what they held first; either way the counts are the
+// reference's. Ids span the whole vocabulary, its last included.
+func TestStoreWidths(t *testing.T) {
+	for _, tc := range []struct {
+		v        int
+		wantWide bool
+	}{
+		{v: 65535},
+		{v: 65536, wantWide: true},
+		{v: 65537, wantWide: true},
+	} {
+		r := rand.New(rand.NewPCG(uint64(tc.v), 8))
+		var docs [][]int32
+		for i := range 300 {
+			doc := make([]int32, 1+r.IntN(30))
+			for p := range doc {
+				// Mostly a few ids, so that pairs repeat, and now and then
+				// any id, the last ones most of those.
+				switch k := r.IntN(10); {
+				case k < 6:
+					doc[p] = int32(r.IntN(20))
+				case k < 8:
+					doc[p] = int32(tc.v - 1 - r.IntN(3))
+				default:
+					doc[p] = int32(r.IntN(tc.v))
+				}
+				// Gaps from the 100th document on.
+				if i >= 100 && r.IntN(8) == 0 {
+					doc[p] = -1
+				}
+			}
+			docs = append(docs, doc)
+		}
+		counts := make([]int64, tc.v)
+		for i := range counts {
+			counts[i] = int64(tc.v - i)
+		}
+		ref, _ := refCounts(docs, 3, Linear)
+		cfg := Config{Window: 3, Weighting: Linear, Negatives: 0, Workers: 1, Memory: 64 << 20, TempDir: t.TempDir()}
+		c, err := New(cfg, counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.narrow != (tc.v > narrowIDs) {
+			t.Fatalf("V=%d: narrow stores %v", tc.v, c.narrow)
+		}
+		a := c.NewAccumulator()
+		for i, d := range docs {
+			if err := a.Add(d, int64(i)); err != nil {
+				t.Fatal(err)
+			}
+			if i == 99 && a.direct.tokens() == 0 {
+				t.Fatalf("V=%d: the store holds nothing before the gaps", tc.v)
+			}
+		}
+		if a.direct == nil || a.direct.isWide != tc.wantWide {
+			t.Fatalf("V=%d: the store ended wide=%v, want %v", tc.v, a.direct != nil && a.direct.isWide, tc.wantWide)
+		}
+		wantSpills := 0
+		if tc.v == narrowIDs {
+			wantSpills = 1 // the narrow store, at the first gap
+		}
+		rows, st := finishRows(t, c)
+		if st.Spills != wantSpills {
+			t.Fatalf("V=%d: %d spills, want %d", tc.v, st.Spills, wantSpills)
+		}
+		checkAgainstRef(t, fmt.Sprintf("V=%d", tc.v), rows, ref)
 	}
 }

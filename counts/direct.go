@@ -1,6 +1,7 @@
 package counts
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -13,8 +14,8 @@ import (
 )
 
 // Counting target by target. An accumulator keeps the documents it is
-// given, as they are, in a directStore: about 8 bytes a token, against 20
-// for each of the W pairs a token forms. A target's row is then counted at
+// given, as they are, in a directStore: about 6 bytes a token (8 where
+// ids take 32 bits), against 20 for each of the W pairs a token forms. A target's row is then counted at
 // once from the windows around its occurrences, found through an index of
 // the store by token, into a tally the size of the vocabulary that the
 // cache holds: nothing is buffered, sorted or merged pair by pair, and a
@@ -25,28 +26,41 @@ import (
 // sort, and emptied.
 //
 // The rows are the pair buffer's (accumulate.go), which counts instead
-// where a token's room does not fit a nibble (a window above 15), its id
-// does not fit 24 bits, or a document does not fit a store.
+// where the window is above 15 or a document does not fit a store.
 
 // maxDirectWindow is the largest window counted target by target: a
-// token's room on each side is a nibble.
+// token's rooms are kept as nibbles (blockRooms), and the row counter's
+// weight arrays have a nibble's range.
 const maxDirectWindow = 15
 
-// directBytesPerToken is what a stored token takes: its word, and its
-// place in the index.
-const directBytesPerToken = 4 + 4
+// A stored token is a word: its id, or V for a gap. A store's words are
+// narrow, 16 bits, where every id and the gap's V fit in them, and wide,
+// 32 bits, otherwise. Where the vocabulary has exactly 65536 tokens, a
+// store starts narrow and turns wide at its first gap (Accumulator.Add).
+// Its room in its document, how many of the document's tokens lie within
+// the window on each side, comes from the store's bitset of document
+// starts (roomsAt).
+type word interface{ ~uint16 | ~uint32 }
 
-// A stored token is a word: its id below, and above it, from bit
-// roomShift, its room, left<<4 | right: how many tokens of its document
-// lie within the window on each side. A gap is the id V.
+// narrowIDs is the number of values a narrow word holds.
+const narrowIDs = 1 << 16
+
+// A store takes, for each token, its word, its place in the index (4
+// bytes) and a bit of the starts: 49 bytes for 8 narrow tokens, 65 for
+// wide ones.
 const (
-	roomShift = 24
-	idMask24  = 1<<roomShift - 1
+	narrowBytesPer8 = 8*(2+4) + 1
+	wideBytesPer8   = 8*(4+4) + 1
 )
 
-// directPad is the number of gap words before and after the documents: the
-// prefetch reaches one window to each side of a position.
+// directPad is the number of words before and after the documents: the
+// prefetch reaches one window to each side of a position. Their values
+// are never read: the rooms end at the documents' ends.
 const directPad = maxDirectWindow
+
+// startBias is added to a position to make its bit in the starts: roomsAt
+// reads the 32 bits below a position's.
+const startBias = 32
 
 // A target's occurrences are counted directBlock at a time, with the words
 // around the next directAhead prefetched. Nearer is better: count on
@@ -59,63 +73,123 @@ const (
 )
 
 // collectWords is the size of an abandoned store, in words, above which
-// grow collects it at once (16 MiB).
+// grow collects it at once (16 Mi words).
 const collectWords = 4 << 20
 
 // directTokens is the most tokens one accumulator's store may hold in its
-// share of the budget, or 0 when it counts pairs instead. Besides the
-// store and its index, the share pays for a tally of the vocabulary (the
-// merger's, or a spill's), the index's offsets and a spill's write buffer.
-func directTokens(share int64, v, window, runBuf int) int {
-	if window > maxDirectWindow || v >= idMask24 {
+// share of the budget, bytesPer8 for 8 tokens (narrowBytesPer8 or
+// wideBytesPer8), or 0 when it counts pairs instead. Besides the store and
+// its index, the share pays for a tally of the vocabulary (the merger's,
+// or a spill's), the index's offsets and a spill's write buffer.
+func directTokens(share int64, v, window, runBuf, bytesPer8 int) int {
+	if window > maxDirectWindow {
 		return 0
 	}
-	n := (share/2 - 12*int64(v+1) - int64(runBuf)) / directBytesPerToken
+	n := (share/2 - 12*int64(v+1) - int64(runBuf)) * 8 / int64(bytesPer8)
 	// Positions in the index are uint32, and a store's length an int.
-	return int(max(0, min(n, 1<<32-1-2*directPad, math.MaxInt-2*directPad)))
+	return int(max(0, min(n, 1<<32-1-2*directPad, math.MaxInt-2*directPad-startBias)))
 }
 
 // directStore is the documents an accumulator was given.
 type directStore struct {
-	_     cacheline.Pad
-	words []uint32
+	_ cacheline.Pad
+	// The words, in narrow unless isWide.
+	narrow []uint16
+	wide   []uint32
+	isWide bool
+	// starts has the bit p+startBias set where a document starts at
+	// position p, and after the last one.
+	starts []byte
 	// The index: the positions of target t, in increasing order, are
 	// pos[off[t]:off[t+1]].
 	off []uint32
 	pos []uint32
-	_   cacheline.Pad
+	// limit is the most tokens the store may hold.
+	limit int
+	_     cacheline.Pad
+}
+
+// words is the number of words stored, pads included.
+func (d *directStore) words() int {
+	if d.isWide {
+		return len(d.wide)
+	}
+	return len(d.narrow)
+}
+
+// room is the number of words the store holds without growing.
+func (d *directStore) room() int {
+	if d.isWide {
+		return cap(d.wide)
+	}
+	return cap(d.narrow)
 }
 
 // tokens is the number of tokens stored.
-func (d *directStore) tokens() int { return max(0, len(d.words)-directPad) }
+func (d *directStore) tokens() int { return max(0, d.words()-directPad) }
 
-// add appends one document, already subsampled, with gaps as -1, to a
-// store that may hold limit tokens.
-func (d *directStore) add(seq []int32, v int32, w, limit int) {
-	if len(d.words) == 0 {
-		d.pad(v)
+// add appends one document, already subsampled, with gaps as -1.
+func (d *directStore) add(seq []int32, v int32) {
+	if d.words() == 0 {
+		d.pad()
 	}
-	n := len(seq)
-	if len(d.words)+n > cap(d.words) {
-		d.grow(n, limit+2*directPad)
+	n := d.words()
+	if n+len(seq) > d.room() {
+		d.grow(len(seq), d.limit+2*directPad)
 	}
-	for p, x := range seq {
+	d.mark(n)
+	if d.isWide {
+		d.wide = appendWords(d.wide, seq, v)
+	} else {
+		d.narrow = appendWords(d.narrow, seq, v)
+	}
+}
+
+// appendWords appends the words of seq, which words has room for, with
+// gaps as v.
+func appendWords[W word](words []W, seq []int32, v int32) []W {
+	n := len(words)
+	out := words[n : n+len(seq)]
+	for i, x := range seq {
 		if x < 0 {
 			x = v
 		}
-		left, right := min(p, w), min(n-1-p, w)
-		d.words = append(d.words, uint32(x)|uint32(left<<4|right)<<roomShift)
+		out[i] = W(x)
 	}
+	return words[:n+len(seq)]
+}
+
+// mark sets the start bit of position p.
+func (d *directStore) mark(p int) {
+	b := p + startBias
+	d.starts[b>>3] |= 1 << (b & 7)
 }
 
 // grow makes room for n more words, doubling the store up to most words:
 // append's growth by a quarter at large sizes would copy a large store more
 // often, and its doubling at small ones could pass the budget.
 func (d *directStore) grow(n, most int) {
-	size := max(min(2*cap(d.words), most), len(d.words)+n, 1<<12)
-	old := cap(d.words)
-	pages.Unhuge(d.words)
-	d.words = append(newWords(size), d.words...)
+	d.resize(max(min(2*d.room(), most), d.words()+n, 1<<12))
+}
+
+// reserve grows the store at once to hold n tokens.
+func (d *directStore) reserve(n int) {
+	if n += 2 * directPad; n > d.room() {
+		d.resize(n)
+	}
+}
+
+// resize moves the store to new memory with room for size words.
+func (d *directStore) resize(size int) {
+	old := d.room()
+	if d.isWide {
+		d.wide = moveWords(d.wide, size)
+	} else {
+		d.narrow = moveWords(d.narrow, size)
+	}
+	starts := make([]byte, startsLen(size))
+	copy(starts, d.starts)
+	d.starts = starts
 	if old >= collectWords {
 		// The old store is garbage, half as large as the new one: collected
 		// now, its memory serves what comes next instead of adding to the
@@ -124,46 +198,68 @@ func (d *directStore) grow(n, most int) {
 	}
 }
 
-// reserve grows the store at once to hold n tokens.
-func (d *directStore) reserve(n int) {
-	if n += 2 * directPad; n > cap(d.words) {
-		pages.Unhuge(d.words)
-		d.words = append(newWords(n), d.words...)
-	}
-}
+// startsLen is the length of the starts of a store of size words: roomsAt
+// reads 8 bytes from 4 below a position's.
+func startsLen(size int) int { return (size+startBias)/8 + 8 }
 
-// newWords makes an empty store with room for n words, in huge pages where
-// the kernel gives them on advice. A store is written in order, and its
-// index read all over: on bench-raw, with the store and the index in huge
-// pages, count on one thread made 18 000 page faults instead of 37 500, and
-// took 0.34 s of system time on two threads against 0.44 (medians of 8
-// alternating runs).
-func newWords(n int) []uint32 {
-	w := make([]uint32, 0, n)
+// moveWords returns words in new memory with room for size words, in huge
+// pages where the kernel gives them on advice. A store is written in
+// order, and its index read all over: on bench-raw, with the store and the
+// index in huge pages, count on one thread made 18 000 page faults instead
+// of 37 500, and took 0.34 s of system time on two threads against 0.44
+// (medians of 8 alternating runs).
+func moveWords[W word](words []W, size int) []W {
+	pages.Unhuge(words)
+	w := make([]W, 0, size)
 	pages.Huge(w)
-	return w
+	return append(w, words...)
 }
 
-// pad appends directPad gaps.
-func (d *directStore) pad(v int32) {
-	for range directPad {
-		d.words = append(d.words, uint32(v))
+// pad appends directPad words.
+func (d *directStore) pad() {
+	if d.words()+directPad > d.room() {
+		d.grow(directPad, d.words()+directPad)
+	}
+	if d.isWide {
+		d.wide = d.wide[:len(d.wide)+directPad]
+	} else {
+		d.narrow = d.narrow[:len(d.narrow)+directPad]
 	}
 }
 
-// index pads the end of the store and builds off and pos, by a counting
-// sort of the stored ids, in the memory of the last index if it fits.
+// widen turns an empty narrow store wide, with room for as many tokens,
+// up to limit: a store reserved for its input grew otherwise by doubling,
+// leaving copies behind it (with --oov keep on bench-raw, count's peak RSS
+// was 189 MB instead of 154).
+func (d *directStore) widen(limit int) {
+	n := min(max(d.room()-2*directPad, 0), limit)
+	pages.Unhuge(d.narrow)
+	d.narrow, d.starts = nil, nil
+	d.isWide, d.limit = true, limit
+	if n > 0 {
+		d.reserve(n)
+	}
+}
+
+// index marks the end of the last document, pads the store and builds off
+// and pos, by a counting sort of the stored ids, in the memory of the last
+// index if it fits.
 func (d *directStore) index(v int) {
-	d.pad(int32(v))
+	if d.words() == 0 {
+		d.pad()
+	}
+	end := d.words()
+	d.mark(end)
+	d.pad()
 	if len(d.off) != v+2 {
 		d.off = make([]uint32, v+2)
 	}
 	off := d.off
 	clear(off)
-	for _, w := range d.words {
-		if x := int(w & idMask24); x < v {
-			off[x+2]++
-		}
+	if d.isWide {
+		countIDs(d.wide[directPad:end], v, off)
+	} else {
+		countIDs(d.narrow[directPad:end], v, off)
 	}
 	// off[t+1] becomes the start of t, then its end as pos fills.
 	for t := 2; t < len(off); t++ {
@@ -175,28 +271,71 @@ func (d *directStore) index(v int) {
 		d.pos = make([]uint32, n)
 		pages.Huge(d.pos)
 	}
-	pos := d.pos[:n]
-	for p, w := range d.words {
-		if x := int(w & idMask24); x < v {
-			pos[off[x+1]] = uint32(p)
+	d.pos = d.pos[:n]
+	if d.isWide {
+		placeIDs(d.wide[directPad:end], v, off, d.pos)
+	} else {
+		placeIDs(d.narrow[directPad:end], v, off, d.pos)
+	}
+}
+
+// countIDs counts the ids below v of words in off[id+2].
+func countIDs[W word](words []W, v int, off []uint32) {
+	for _, w := range words {
+		if x := int(w); x < v {
+			off[x+2]++
+		}
+	}
+}
+
+// placeIDs writes the positions of the ids below v of words, which start
+// at position directPad, at pos[off[id+1]], moving that on.
+func placeIDs[W word](words []W, v int, off, pos []uint32) {
+	for i, w := range words {
+		if x := int(w); x < v {
+			pos[off[x+1]] = uint32(i + directPad)
 			off[x+1]++
 		}
 	}
-	d.pos = pos
 }
 
 // free drops the store's memory, withdrawing the huge-page advice from it
 // (pages.Unhuge): the Go runtime reuses it for other values.
 func (d *directStore) free() {
-	pages.Unhuge(d.words)
+	pages.Unhuge(d.narrow)
+	pages.Unhuge(d.wide)
 	pages.Unhuge(d.pos)
-	d.words, d.off, d.pos = nil, nil, nil
+	d.narrow, d.wide, d.starts, d.off, d.pos = nil, nil, nil, nil, nil
 }
 
 // reset empties the store, keeping its memory.
 func (d *directStore) reset() {
-	d.words = d.words[:0]
+	d.narrow, d.wide = d.narrow[:0], d.wide[:0]
+	clear(d.starts)
 	d.pos = d.pos[:0]
+}
+
+// prefetch asks for the words around the positions idx, span to each
+// side, and for their starts.
+func (d *directStore) prefetch(idx []uint32, span int) {
+	prefetch.Bits(d.starts, idx, startBias)
+	if d.isWide {
+		prefetch.Words(d.wide, idx, span)
+	} else {
+		prefetch.Words(d.narrow, idx, span)
+	}
+}
+
+// roomsAt returns the room of the token at position q on each side, at
+// most w (at most 15): how many tokens of its document lie before and
+// after it. The 64 bits of starts read hold q's at bit 32 to 39.
+func roomsAt(starts []byte, q uint32, w int) (left, right int) {
+	b := int(q) + startBias
+	x := binary.LittleEndian.Uint64(starts[b>>3-4:])
+	o := uint(b&7 + 32)
+	left = min(bits.LeadingZeros64(x<<(63-o)), w) & 15
+	right = min(bits.TrailingZeros64(x>>(o+1)), w) & 15
+	return left, right
 }
 
 // directPairs returns the ordered positive pairs of one document: twice
@@ -278,50 +417,71 @@ func (rc *rowCounter) count(t int32, stores []*directStore) uint64 {
 		occ += int(d.off[t+1] - d.off[t])
 	}
 	rc.dense = occ*2*rc.c.cfg.Window >= rc.c.scanRow
-	tl := rc.tally
-	sums, bitset, summary := tl.sums, tl.bitset, tl.summary
 	span := rc.c.cfg.Window
 	var wsum uint64
 	for si, d := range stores {
-		words, pos := d.words, d.pos
+		pos := d.pos
 		last := d.off[rc.t1]
 		for i, end := d.off[t], d.off[t+1]; i < end; {
 			b := pos[i:min(end, i+directBlock)]
 			i += uint32(len(b))
 			if want := min(i+directAhead, last); rc.ahead[si] < want {
-				prefetch.Words(words, pos[rc.ahead[si]:want], span)
+				d.prefetch(pos[rc.ahead[si]:want], span)
 				rc.ahead[si] = want
 			}
-			if rc.dense {
-				wsum += countDense(words, b, sums, &rc.wt, &rc.cum)
+			if d.isWide {
+				wsum += countWindows(rc, d.wide, d.starts, b)
 			} else {
-				wsum += countMarked(words, b, sums, bitset, summary, &rc.wt, &rc.cum)
+				wsum += countWindows(rc, d.narrow, d.starts, b)
 			}
 		}
 	}
 	return wsum
 }
 
-// countDense adds to sums the windows around the store positions b, and
-// returns their total weight. It and countMarked are functions of their
-// own, not inlined into count: there, with count's other variables live,
-// the compiler kept the loops' counters on the stack, and every step of
-// the window waited on a store and a load of its counter. BenchmarkCount
-// (one worker, K = 0), medians of 6 alternating runs: 0.685 CPU-s against
-// 0.73.
+// countWindows adds to the tally the windows around the store positions
+// b, at most directBlock of them, and returns their total weight.
+func countWindows[W word](rc *rowCounter, words []W, starts []byte, b []uint32) uint64 {
+	var rooms [directBlock]uint8
+	blockRooms(starts, b, rc.c.cfg.Window, &rooms)
+	tl := rc.tally
+	if rc.dense {
+		return countDense(words, b, &rooms, tl.sums, &rc.wt, &rc.cum)
+	}
+	return countMarked(words, b, &rooms, tl.sums, tl.bitset, tl.summary, &rc.wt, &rc.cum)
+}
+
+// blockRooms sets rooms[i] to the rooms of position b[i], at most w on
+// each side, as left<<4 | right. Taken out of the loops over the windows,
+// their computation leaves those loops the registers they need:
+// otherwise the compiler kept the window's counter on the stack.
+func blockRooms(starts []byte, b []uint32, w int, rooms *[directBlock]uint8) {
+	for i, q := range b[:min(len(b), directBlock)] {
+		left, right := roomsAt(starts, q, w)
+		rooms[i] = uint8(left<<4 | right)
+	}
+}
+
+// countDense adds to sums the windows, of w tokens at most, around the
+// store positions b, and returns their total weight. It and countMarked
+// are functions of their own, not inlined into count: there, with count's
+// other variables live, the compiler kept the loops' counters on the
+// stack, and every step of the window waited on a store and a load of its
+// counter. BenchmarkCount (one worker, K = 0), medians of 6 alternating
+// runs: 0.685 CPU-s against 0.73.
 //
 //go:noinline
-func countDense(words, b []uint32, sums []uint64, wt, cum *[maxDirectWindow + 1]uint64) uint64 {
+func countDense[W word](words []W, b []uint32, rooms *[directBlock]uint8, sums []uint64, wt, cum *[maxDirectWindow + 1]uint64) uint64 {
 	var wsum uint64
-	for _, q := range b {
+	for i, q := range b[:min(len(b), directBlock)] {
 		win := window(words, q)
-		left, right := rooms(win)
+		left, right := int(rooms[i]>>4), int(rooms[i]&15)
 		wsum += cum[left] + cum[right]
 		for k := 1; k <= left; k++ {
-			sums[win[directPad-k]&idMask24] += wt[k]
+			sums[win[directPad-k]] += wt[k]
 		}
 		for k := 1; k <= right; k++ {
-			sums[win[directPad+k]&idMask24] += wt[k]
+			sums[win[directPad+k]] += wt[k]
 		}
 	}
 	return wsum
@@ -329,35 +489,29 @@ func countDense(words, b []uint32, sums []uint64, wt, cum *[maxDirectWindow + 1]
 
 // window returns the words within a window of the largest size around
 // the stored position q: the pads put them inside the store.
-func window(words []uint32, q uint32) *[2*directPad + 1]uint32 {
-	return (*[2*directPad + 1]uint32)(words[int(q)-directPad : int(q)+directPad+1])
-}
-
-// rooms returns the room on each side of the word at the middle of win.
-func rooms(win *[2*directPad + 1]uint32) (left, right int) {
-	r := win[directPad] >> roomShift
-	return int(r >> 4), int(r & 15)
+func window[W word](words []W, q uint32) *[2*directPad + 1]W {
+	return (*[2*directPad + 1]W)(words[int(q)-directPad : int(q)+directPad+1])
 }
 
 // countMarked is countDense for a row drained through the bitsets: each
 // context counted is also marked in bitset and summary.
 //
 //go:noinline
-func countMarked(words, b []uint32, sums []uint64, bitset, summary []uint64, wt, cum *[maxDirectWindow + 1]uint64) uint64 {
+func countMarked[W word](words []W, b []uint32, rooms *[directBlock]uint8, sums []uint64, bitset, summary []uint64, wt, cum *[maxDirectWindow + 1]uint64) uint64 {
 	var wsum uint64
-	for _, q := range b {
+	for i, q := range b[:min(len(b), directBlock)] {
 		win := window(words, q)
-		left, right := rooms(win)
+		left, right := int(rooms[i]>>4), int(rooms[i]&15)
 		wsum += cum[left] + cum[right]
 		for k := 1; k <= left; k++ {
-			j := win[directPad-k] & idMask24
+			j := uint32(win[directPad-k])
 			sums[j] += wt[k]
 			w := j >> 6
 			bitset[w] |= 1 << (j & 63)
 			summary[w>>6] |= 1 << (w & 63)
 		}
 		for k := 1; k <= right; k++ {
-			j := win[directPad+k] & idMask24
+			j := uint32(win[directPad+k])
 			sums[j] += wt[k]
 			w := j >> 6
 			bitset[w] |= 1 << (j & 63)

@@ -8,8 +8,9 @@
 // are kept as integers over a common scale (1, W or lcm(1..W)), so sums are
 // exact and do not depend on the order in which documents were counted.
 //
-// Accumulators (one per goroutine) keep the documents they are given, 8
-// bytes a token with each token's room in its document (direct.go). Finish
+// Accumulators (one per goroutine) keep the documents they are given, 6
+// bytes a token (8 for a vocabulary above 65536 tokens) with a bitset of
+// the documents' starts (direct.go). Finish
 // indexes them by token and counts each target's row at once, from the
 // windows around its occurrences, into a tally the size of the
 // vocabulary; a store that fills its share of the budget is counted so
@@ -20,14 +21,14 @@
 // few draws and conditional binomials over the vocabulary for many, and
 // one pass over the tally writes the row.
 //
-// Where a token's room does not fit a nibble (a window above 15), or a
-// document not a store, accumulators count pairs instead, each unordered
-// co-occurrence once under the key (min id, max id): pairs of frequent
-// ids (both below F, at most 2048) in a dense triangular table, the
-// others as packed 64-bit keys in a buffer that, when full, is radix
-// sorted, aggregated and spilled to a temporary file as a run holding
-// both orientations grouped by target, indexed by target partition. The
-// merge reads those runs and tables beside the stores.
+// Where the window is above 15, or a document does not fit a store,
+// accumulators count pairs instead, each unordered co-occurrence once
+// under the key (min id, max id): pairs of frequent ids (both below F, at
+// most 2048) in a dense triangular table, the others as packed 64-bit keys
+// in a buffer that, when full, is radix sorted, aggregated and spilled to
+// a temporary file as a run holding both orientations grouped by target,
+// indexed by target partition. The merge reads those runs and tables
+// beside the stores.
 //
 // Every random decision is keyed by the seed and what is decided
 // (document and position for subsampling, target for negatives), so the

@@ -101,6 +101,8 @@ type tuning struct {
 	// direct replaces the tokens an accumulator keeps as they are before
 	// it counts pairs (0: pairs from the start).
 	direct int
+	// wide has the stores hold wide words whatever the vocabulary.
+	wide bool
 	// fuseBelow, if positive, replaces the weighted total below which
 	// the merge of stores draws negatives into its own tally.
 	fuseBelow uint64
@@ -136,7 +138,8 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 	}
 	defer c.Close()
 	if tune != nil {
-		c.directTokens = tune.direct
+		c.directTokens, c.wideTokens = tune.direct, tune.direct
+		c.narrow = c.narrow && !tune.wide
 		if tune.fuseBelow > 0 {
 			c.fuseBelow = tune.fuseBelow
 		}
@@ -289,4 +292,18 @@ func rowsEqual(t *testing.T, what string, a, b []formats.CountRow) {
 // degrees of freedom.
 func chiSquareCritical(df int, alpha float64) float64 {
 	return distuv.ChiSquared{K: float64(df)}.Quantile(1 - alpha)
+}
+
+// finishRows finishes c and returns all its rows.
+func finishRows(t *testing.T, c *Counter) ([]formats.CountRow, Stats) {
+	t.Helper()
+	var rows []formats.CountRow
+	st, err := c.Finish(context.Background(), func(b *formats.CountColumns) error {
+		rows = b.AppendTo(rows)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, st
 }

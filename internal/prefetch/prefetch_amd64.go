@@ -2,7 +2,15 @@
 
 package prefetch
 
-// words issues PREFETCHT0 for base+4x-off and base+4x+off, for x in idx.
+import "unsafe"
+
+// ends issues PREFETCHT0 for base+x<<shift-off and base+x<<shift+off, for
+// x in idx.
 //
 //go:noescape
-func words(base *uint32, idx []uint32, off int)
+func ends(base unsafe.Pointer, idx []uint32, off int, shift uint)
+
+// bitsAt issues PREFETCHT0 for base+(x+bias)/8, for x in idx.
+//
+//go:noescape
+func bitsAt(base *byte, idx []uint32, bias int)

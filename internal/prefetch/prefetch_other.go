@@ -2,4 +2,8 @@
 
 package prefetch
 
-func words(*uint32, []uint32, int) {}
+import "unsafe"
+
+func ends(unsafe.Pointer, []uint32, int, uint) {}
+
+func bitsAt(*byte, []uint32, int) {}
