@@ -62,6 +62,11 @@ type Counter struct {
 	// the start. A store that turns wide keeps at most wideTokens.
 	directTokens, wideTokens int
 	narrow                   bool
+	// storeBytes is the memory of a store and its index.
+	storeBytes int64
+	// indexRanges is the least number of ranges of targets whose indices
+	// a store holds one at a time (1; more in tests).
+	indexRanges int
 	// fuseBelow is the weighted total of a target's positive pairs below
 	// which the merge of stores draws its negatives into the same tally
 	// (1<<32; less in tests).
@@ -266,11 +271,13 @@ func (c *Counter) layout(workers int) error {
 	rest := share - int64(c.dense*(c.dense+1)/2)*size - 4*(v+1) - 4*int64(radixHistLen(2*c.idBits+c.dBits)) - int64(c.runBuf)
 	c.bufPairs = int(rest / bytesPerPair)
 	c.narrow = c.v <= narrowIDs
-	c.wideTokens = directTokens(share, c.v, c.cfg.Window, c.runBuf, wideBytesPer8)
+	c.storeBytes = storeBytes(share, c.v, c.runBuf)
+	c.wideTokens = directTokens(c.storeBytes, c.cfg.Window, wideBytesPer8)
 	c.directTokens = c.wideTokens
 	if c.narrow {
-		c.directTokens = directTokens(share, c.v, c.cfg.Window, c.runBuf, narrowBytesPer8)
+		c.directTokens = directTokens(c.storeBytes, c.cfg.Window, narrowBytesPer8)
 	}
+	c.indexRanges = 1
 	c.fuseBelow = 1 << 32
 	c.scanRow = max(1, c.v/4)
 	if c.bufPairs < minBufPairs {

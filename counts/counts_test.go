@@ -60,7 +60,10 @@ func TestMatchesReference(t *testing.T) {
 					{"small-dense-spills", 3, &tuning{dense: 7, bufPairs: 600}},
 					{"all-dense", 1, &tuning{dense: v}},
 					{"direct-then-spills", 2, &tuning{direct: 500, dense: 5, bufPairs: 400}},
+					{"direct-spills-ranges", 1, &tuning{direct: 400, ranges: 5, parts: 40}},
 					{"direct", 3, &tuning{direct: 1 << 20}},
+					{"direct-ranges", 3, &tuning{direct: 1 << 20, ranges: 7, parts: 60}},
+					{"direct-one-range", 2, &tuning{direct: 1 << 20, ranges: 1}},
 					{"direct-bitsets", 1, &tuning{direct: 1 << 20, scanRow: -1}},
 					{"direct-wide", 2, &tuning{direct: 1 << 20, wide: true}},
 					{"direct-wide-spills", 1, &tuning{direct: 300, wide: true, dense: 5, bufPairs: 400}},
@@ -543,7 +546,7 @@ func TestMergeSorted(t *testing.T) {
 // further, spills its rows when full, and counts what a store that holds
 // everything does.
 func TestStoreWithinShare(t *testing.T) {
-	cp := newCorpus(14, 3000, 2600, 150, false)
+	cp := newCorpus(14, 3000, 3600, 150, false)
 	cfg := Config{Window: 5, Negatives: 2, Seed: 5, Memory: 1 << 20, Workers: 1, TempDir: t.TempDir()}
 	c, err := New(cfg, cp.counts)
 	if err != nil {
@@ -748,5 +751,85 @@ func TestStoreWidths(t *testing.T) {
 			t.Fatalf("V=%d: %d spills, want %d", tc.v, st.Spills, wantSpills)
 		}
 		checkAgainstRef(t, fmt.Sprintf("V=%d", tc.v), rows, ref)
+	}
+}
+
+// TestIndexRanges: the index of a store, filled one range of targets at a
+// time, holds for each target exactly its positions, in order, and no
+// more memory than the largest range; there are as many ranges as the
+// budget needs.
+func TestIndexRanges(t *testing.T) {
+	cp := newCorpus(21, 500, 400, 60, true)
+	for _, ranges := range []int{1, 2, 5} {
+		c, err := New(Config{Window: 4, Workers: 1, TempDir: t.TempDir()}, cp.counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.indexRanges = ranges
+		var sum int64
+		for _, n := range cp.counts {
+			sum += n
+		}
+		c.parts = partitions(cp.counts, float64(sum), 50)
+		a := c.NewAccumulator()
+		// Where each target is, the store's pads first.
+		want := make([][]uint32, c.v)
+		p := uint32(directPad)
+		for i, d := range cp.docs {
+			if err := a.Add(d, int64(i)); err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range d {
+				if x >= 0 {
+					want[x] = append(want[x], p)
+				}
+				p++
+			}
+		}
+		d := a.direct
+		d.index(c.v)
+		stores := []*directStore{d}
+		chunks := c.indexChunks(stores)
+		if len(chunks)-1 < ranges || chunks[0] != 0 || chunks[len(chunks)-1] != len(c.parts)-1 {
+			t.Fatalf("%d ranges: chunks %v of %d partitions", ranges, chunks, len(c.parts)-1)
+		}
+		// A range is at most 1/ranges of the positions, or one partition.
+		var total, biggest uint32
+		for q := range len(c.parts) - 1 {
+			n := d.off[c.parts[q+1]] - d.off[c.parts[q]]
+			total += n
+			biggest = max(biggest, n)
+		}
+		room := d.chunkRoom(c.parts, chunks)
+		if limit := max(total/uint32(ranges), biggest); uint32(room) > limit {
+			t.Fatalf("%d ranges: a range of %d positions, over %d", ranges, room, limit)
+		}
+		// A budget that holds a third of the index takes three ranges or
+		// more, each within it.
+		saved := c.storeBytes
+		c.indexRanges, c.storeBytes = 1, d.bytes(int(total/3))
+		if fit := c.indexChunks(stores); len(fit)-1 < 3 || d.bytes(d.chunkRoom(c.parts, fit)) > c.storeBytes {
+			t.Fatalf("a budget for %d of %d positions: ranges at %v, of up to %d positions", total/3, total, fit, d.chunkRoom(c.parts, fit))
+		}
+		// A budget that holds none ends with a partition a range.
+		c.storeBytes = 0
+		if fine := c.indexChunks(stores); uint32(d.chunkRoom(c.parts, fine)) > biggest {
+			t.Fatalf("no budget: ranges at %v, of up to %d positions, over a partition's %d", fine, d.chunkRoom(c.parts, fine), biggest)
+		}
+		c.indexRanges, c.storeBytes = ranges, saved
+		for k := range len(chunks) - 1 {
+			t0, t1 := c.parts[chunks[k]], c.parts[chunks[k+1]]
+			d.place(t0, t1, room)
+			if cap(d.pos) != room+1 {
+				t.Fatalf("%d ranges: the index has room for %d positions, want %d", ranges, cap(d.pos), room+1)
+			}
+			for tg := t0; tg < t1; tg++ {
+				got := d.pos[d.off[tg]-d.base : d.off[tg+1]-d.base]
+				if !slices.Equal(got, want[tg]) {
+					t.Fatalf("%d ranges: target %d at %v, want %v", ranges, tg, got, want[tg])
+				}
+			}
+		}
+		c.Close()
 	}
 }

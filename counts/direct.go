@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/pwe-project/pwe/internal/cacheline"
 	"github.com/pwe-project/pwe/internal/pages"
@@ -14,16 +15,18 @@ import (
 )
 
 // Counting target by target. An accumulator keeps the documents it is
-// given, as they are, in a directStore: about 6 bytes a token (8 where
-// ids take 32 bits), against 20 for each of the W pairs a token forms. A target's row is then counted at
-// once from the windows around its occurrences, found through an index of
-// the store by token, into a tally the size of the vocabulary that the
-// cache holds: nothing is buffered, sorted or merged pair by pair, and a
-// pair of frequent tokens is counted in a table of one row rather than in
-// a dense table larger than the cache. Finish counts the rows of the
-// stores as it merges. A store that fills half its accumulator's share of
-// the budget is counted row by row into a run, in target order without a
-// sort, and emptied.
+// given, as they are, in a directStore: 2 bytes a token (4 where ids take
+// 32 bits) and 4 for its place in the store's index, against 20 for each
+// of the W pairs a token forms. A target's row is then counted at once
+// from the windows around its occurrences, found through the index, into
+// a tally the size of the vocabulary that the cache holds: nothing is
+// buffered, sorted or merged pair by pair, and a pair of frequent tokens
+// is counted in a table of one row rather than in a dense table larger
+// than the cache. Finish counts the rows of the stores as it merges. The
+// index is filled a range of targets at a time where the budget does not
+// hold all of it; a store that fills half its accumulator's share of the
+// budget even so is counted row by row into a run, in target order
+// without a sort, and emptied.
 //
 // The rows are the pair buffer's (accumulate.go), which counts instead
 // where the window is above 15 or a document does not fit a store.
@@ -45,12 +48,13 @@ type word interface{ ~uint16 | ~uint32 }
 // narrowIDs is the number of values a narrow word holds.
 const narrowIDs = 1 << 16
 
-// A store takes, for each token, its word, its place in the index (4
-// bytes) and a bit of the starts: 49 bytes for 8 narrow tokens, 65 for
-// wide ones.
+// A store takes, for each token, its word, a bit of the starts and, at
+// most, half of its place in the index (4 bytes), which it fills one range
+// of targets at a time where the budget does not hold all of it
+// (Counter.indexChunks): 33 bytes for 8 narrow tokens, 49 for wide ones.
 const (
-	narrowBytesPer8 = 8*(2+4) + 1
-	wideBytesPer8   = 8*(4+4) + 1
+	narrowBytesPer8 = 8*(2+2) + 1
+	wideBytesPer8   = 8*(4+2) + 1
 )
 
 // directPad is the number of words before and after the documents: the
@@ -76,16 +80,22 @@ const (
 // grow collects it at once (16 Mi words).
 const collectWords = 4 << 20
 
-// directTokens is the most tokens one accumulator's store may hold in its
-// share of the budget, bytesPer8 for 8 tokens (narrowBytesPer8 or
-// wideBytesPer8), or 0 when it counts pairs instead. Besides the store and
-// its index, the share pays for a tally of the vocabulary (the merger's,
-// or a spill's), the index's offsets and a spill's write buffer.
-func directTokens(share int64, v, window, runBuf, bytesPer8 int) int {
+// storeBytes is the memory one accumulator's store and its index may take
+// in its share of the budget. The share also pays for a tally of the
+// vocabulary (the merger's, or a spill's), the index's offsets and a
+// spill's write buffer.
+func storeBytes(share int64, v, runBuf int) int64 {
+	return share/2 - 12*int64(v+1) - int64(runBuf)
+}
+
+// directTokens is the most tokens a store may hold in size bytes,
+// bytesPer8 for 8 tokens (narrowBytesPer8 or wideBytesPer8), or 0 where
+// the accumulators count pairs instead.
+func directTokens(size int64, window, bytesPer8 int) int {
 	if window > maxDirectWindow {
 		return 0
 	}
-	n := (share/2 - 12*int64(v+1) - int64(runBuf)) * 8 / int64(bytesPer8)
+	n := size * 8 / int64(bytesPer8)
 	// Positions in the index are uint32, and a store's length an int.
 	return int(max(0, min(n, 1<<32-1-2*directPad, math.MaxInt-2*directPad-startBias)))
 }
@@ -100,10 +110,12 @@ type directStore struct {
 	// starts has the bit p+startBias set where a document starts at
 	// position p, and after the last one.
 	starts []byte
-	// The index: the positions of target t, in increasing order, are
-	// pos[off[t]:off[t+1]].
-	off []uint32
-	pos []uint32
+	// The index of the targets being counted: the positions of target t,
+	// in increasing order, are pos[off[t]-base : off[t+1]-base] (place).
+	off  []uint32
+	pos  []uint32
+	base uint32
+	cur  []uint32 // place's
 	// limit is the most tokens the store may hold.
 	limit int
 	_     cacheline.Pad
@@ -241,9 +253,9 @@ func (d *directStore) widen(limit int) {
 	}
 }
 
-// index marks the end of the last document, pads the store and builds off
-// and pos, by a counting sort of the stored ids, in the memory of the last
-// index if it fits.
+// index marks the end of the last document, pads the store and counts
+// its ids: off[t] becomes the index's start of target t, and off[v] its
+// length. place then fills the index one range of targets at a time.
 func (d *directStore) index(v int) {
 	if d.words() == 0 {
 		d.pad()
@@ -251,52 +263,158 @@ func (d *directStore) index(v int) {
 	end := d.words()
 	d.mark(end)
 	d.pad()
-	if len(d.off) != v+2 {
-		d.off = make([]uint32, v+2)
+	if len(d.off) != v+1 {
+		d.off = make([]uint32, v+1)
 	}
-	off := d.off
-	clear(off)
+	clear(d.off)
 	if d.isWide {
-		countIDs(d.wide[directPad:end], v, off)
+		countIDs(d.wide[directPad:end], v, d.off)
 	} else {
-		countIDs(d.narrow[directPad:end], v, off)
+		countIDs(d.narrow[directPad:end], v, d.off)
 	}
-	// off[t+1] becomes the start of t, then its end as pos fills.
-	for t := 2; t < len(off); t++ {
-		off[t] += off[t-1]
-	}
-	n := int(off[v+1])
-	if cap(d.pos) < n {
-		pages.Unhuge(d.pos)
-		d.pos = make([]uint32, n)
-		pages.Huge(d.pos)
-	}
-	d.pos = d.pos[:n]
-	if d.isWide {
-		placeIDs(d.wide[directPad:end], v, off, d.pos)
-	} else {
-		placeIDs(d.narrow[directPad:end], v, off, d.pos)
+	for t := 1; t <= v; t++ {
+		d.off[t] += d.off[t-1]
 	}
 }
 
-// countIDs counts the ids below v of words in off[id+2].
+// countIDs counts the ids below v of words in off[id+1].
 func countIDs[W word](words []W, v int, off []uint32) {
 	for _, w := range words {
 		if x := int(w); x < v {
-			off[x+2]++
+			off[x+1]++
 		}
 	}
 }
 
-// placeIDs writes the positions of the ids below v of words, which start
-// at position directPad, at pos[off[id+1]], moving that on.
-func placeIDs[W word](words []W, v int, off, pos []uint32) {
-	for i, w := range words {
-		if x := int(w); x < v {
-			pos[off[x+1]] = uint32(i + directPad)
-			off[x+1]++
+// place fills the index with the positions of the targets t0 to t1, those
+// of t at pos[off[t]-base : off[t+1]-base], base being off[t0]. room is
+// the most positions a call will place, for which pos is made on the
+// first.
+func (d *directStore) place(t0, t1 int32, room int) {
+	d.base = d.off[t0]
+	n := d.off[t1] - d.base
+	if cap(d.pos) < max(int(n), room)+1 {
+		pages.Unhuge(d.pos)
+		d.pos = make([]uint32, max(int(n), room)+1)
+		pages.Huge(d.pos)
+	}
+	// Every id's next position goes to pos[cur[id]]: a target's moves on,
+	// the others' stay at n, past the range, without a branch that would
+	// be mispredicted for most tokens.
+	v := len(d.off) - 1
+	if len(d.cur) != v+1 {
+		d.cur = make([]uint32, v+1)
+	}
+	for t := range d.cur {
+		d.cur[t] = n
+		if int32(t) >= t0 && int32(t) < t1 {
+			d.cur[t] = d.off[t] - d.base
 		}
 	}
+	pos := d.pos[:n+1]
+	end := d.words() - directPad
+	if d.isWide {
+		placeRange(d.wide[directPad:end], uint32(t0), uint32(t1-t0), d.cur, pos)
+	} else {
+		placeRange(d.narrow[directPad:end], uint32(t0), uint32(t1-t0), d.cur, pos)
+	}
+	d.pos = pos[:n]
+}
+
+// placeRange writes the positions of words, which start at position
+// directPad, at pos[cur[id]], moving that on for the ids from t0 to
+// t0+span.
+func placeRange[W word](words []W, t0, span uint32, cur, pos []uint32) {
+	for i, w := range words {
+		x := uint32(w)
+		c := cur[x]
+		pos[c] = uint32(i + directPad)
+		cur[x] = c + uint32(b2u(x-t0 < span))
+	}
+}
+
+// indexChunks returns the partitions at which the stores' index starts a
+// new range of targets (place), from 0 to the last. There are as few
+// ranges as let every store's index, a range at a time, fit the budget
+// (storeBytes) beside its words, and at least c.indexRanges: on bench-raw
+// at 256MiB, one range for all, which saves a pass over the store per
+// range (count on one thread, with two ranges, took 3 % more CPU for 21 MB
+// less peak RSS; BENCHMARKS.md, session 37).
+func (c *Counter) indexChunks(stores []*directStore) []int {
+	var total int
+	for _, d := range stores {
+		total += int(d.off[c.v])
+	}
+	// Ranges one more at a time, then twice as many: a budget too small
+	// for any would otherwise be tried with every number of ranges up to
+	// the number of positions.
+	next := func(r int) int {
+		if r < 16 {
+			return r + 1
+		}
+		return 2 * r
+	}
+	for r := c.indexRanges; ; r = next(r) {
+		chunks := c.rangeChunks(stores, r)
+		fit := true
+		for _, d := range stores {
+			fit = fit && d.bytes(d.chunkRoom(c.parts, chunks)) <= c.storeBytes
+		}
+		if fit || r >= total {
+			return chunks
+		}
+	}
+}
+
+// rangeChunks returns the partitions at which ranges of targets start,
+// from 0 to the last, each holding at most 1/r of the stores' positions, or
+// one partition.
+func (c *Counter) rangeChunks(stores []*directStore, r int) []int {
+	nParts := len(c.parts) - 1
+	at := func(p int) uint64 {
+		var n uint64
+		for _, d := range stores {
+			n += uint64(d.off[c.parts[p]])
+		}
+		return n
+	}
+	limit := at(nParts) / uint64(r)
+	chunks := []int{0}
+	for p := 1; p < nParts; p++ {
+		if at(p+1)-at(chunks[len(chunks)-1]) > limit {
+			chunks = append(chunks, p)
+		}
+	}
+	return append(chunks, nParts)
+}
+
+// bytes is the memory the store takes with an index of room positions.
+func (d *directStore) bytes(room int) int64 {
+	size := int64(2)
+	if d.isWide {
+		size = 4
+	}
+	return size*int64(d.room()) + int64(len(d.starts)) + 4*int64(max(room+1, cap(d.pos)))
+}
+
+// placeChunk fills the stores' indices with range k of chunks, in
+// parallel.
+func (c *Counter) placeChunk(stores []*directStore, chunks []int, k int) {
+	var wg sync.WaitGroup
+	for _, d := range stores {
+		wg.Go(func() { d.place(c.parts[chunks[k]], c.parts[chunks[k+1]], d.chunkRoom(c.parts, chunks)) })
+	}
+	wg.Wait()
+}
+
+// chunkRoom returns the most positions of one of the ranges of targets
+// that start at the partitions chunks.
+func (d *directStore) chunkRoom(parts []int32, chunks []int) int {
+	room := 0
+	for k := range len(chunks) - 1 {
+		room = max(room, int(d.off[parts[chunks[k+1]]]-d.off[parts[chunks[k]]]))
+	}
+	return room
 }
 
 // free drops the store's memory, withdrawing the huge-page advice from it
@@ -305,7 +423,7 @@ func (d *directStore) free() {
 	pages.Unhuge(d.narrow)
 	pages.Unhuge(d.wide)
 	pages.Unhuge(d.pos)
-	d.narrow, d.wide, d.starts, d.off, d.pos = nil, nil, nil, nil, nil
+	d.narrow, d.wide, d.starts, d.off, d.pos, d.cur = nil, nil, nil, nil, nil, nil
 }
 
 // reset empties the store, keeping its memory.
@@ -396,7 +514,7 @@ func newRowCounter(c *Counter) *rowCounter {
 func (rc *rowCounter) start(t0, t1 int32, stores []*directStore) {
 	rc.ahead = rc.ahead[:0]
 	for _, d := range stores {
-		rc.ahead = append(rc.ahead, d.off[t0])
+		rc.ahead = append(rc.ahead, d.off[t0]-d.base)
 	}
 	rc.t1 = t1
 }
@@ -421,8 +539,8 @@ func (rc *rowCounter) count(t int32, stores []*directStore) uint64 {
 	var wsum uint64
 	for si, d := range stores {
 		pos := d.pos
-		last := d.off[rc.t1]
-		for i, end := d.off[t], d.off[t+1]; i < end; {
+		last := d.off[rc.t1] - d.base
+		for i, end := d.off[t]-d.base, d.off[t+1]-d.base; i < end; {
 			b := pos[i:min(end, i+directBlock)]
 			i += uint32(len(b))
 			if want := min(i+directAhead, last); rc.ahead[si] < want {
@@ -592,21 +710,26 @@ func (a *Accumulator) spillStore() error {
 		return err
 	}
 	stores := []*directStore{d}
+	chunks := c.indexChunks(stores)
+	room := d.chunkRoom(c.parts, chunks)
 	w := newRunWriter(f, c.parts, a.runBuf)
 	w.startSection()
-	for p := range len(c.parts) - 1 {
-		t0, t1 := c.parts[p], c.parts[p+1]
-		rc.start(t0, t1, stores)
-		for t := t0; t < t1; t++ {
-			if _, ok := rc.dropGaps(rc.count(t, stores)); !ok {
-				continue
-			}
-			cs, vs := rc.drain(t)
-			w.group(t, len(cs))
-			prev := int32(0)
-			for i, j := range cs {
-				w.entry(uint32(j-prev), vs[i])
-				prev = j
+	for k := range len(chunks) - 1 {
+		d.place(c.parts[chunks[k]], c.parts[chunks[k+1]], room)
+		for p := chunks[k]; p < chunks[k+1]; p++ {
+			t0, t1 := c.parts[p], c.parts[p+1]
+			rc.start(t0, t1, stores)
+			for t := t0; t < t1; t++ {
+				if _, ok := rc.dropGaps(rc.count(t, stores)); !ok {
+					continue
+				}
+				cs, vs := rc.drain(t)
+				w.group(t, len(cs))
+				prev := int32(0)
+				for i, j := range cs {
+					w.entry(uint32(j-prev), vs[i])
+					prev = j
+				}
 			}
 		}
 	}

@@ -8,13 +8,14 @@
 // are kept as integers over a common scale (1, W or lcm(1..W)), so sums are
 // exact and do not depend on the order in which documents were counted.
 //
-// Accumulators (one per goroutine) keep the documents they are given, 6
-// bytes a token (8 for a vocabulary above 65536 tokens) with a bitset of
-// the documents' starts (direct.go). Finish
-// indexes them by token and counts each target's row at once, from the
-// windows around its occurrences, into a tally the size of the
-// vocabulary; a store that fills its share of the budget is counted so
-// into a run, in target order, and emptied. For each target the merge then
+// Accumulators (one per goroutine) keep the documents they are given, 2
+// bytes a token (4 for a vocabulary above 65536 tokens) with a bitset of
+// the documents' starts (direct.go). Finish indexes them by token, 4 bytes
+// a token, a range of targets at a time where the budget needs it, and
+// counts each target's row at once, from the windows around its
+// occurrences, into a tally the size of the vocabulary; a store that
+// fills its share of the budget is counted so into a run, in target order,
+// and emptied. For each target the merge then
 // draws its negatives into the same tally: K * W_i draws from
 // P(j) ∝ count_j^power, where W_i is the target's weighted positive total,
 // as an exact multinomial keyed by (seed, target), using alias draws for

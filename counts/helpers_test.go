@@ -103,6 +103,9 @@ type tuning struct {
 	direct int
 	// wide has the stores hold wide words whatever the vocabulary.
 	wide bool
+	// ranges, if positive, replaces the number of ranges of targets a
+	// store's index holds at a time.
+	ranges int
 	// fuseBelow, if positive, replaces the weighted total below which
 	// the merge of stores draws negatives into its own tally.
 	fuseBelow uint64
@@ -140,6 +143,9 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 	if tune != nil {
 		c.directTokens, c.wideTokens = tune.direct, tune.direct
 		c.narrow = c.narrow && !tune.wide
+		if tune.ranges > 0 {
+			c.indexRanges = tune.ranges
+		}
 		if tune.fuseBelow > 0 {
 			c.fuseBelow = tune.fuseBelow
 		}

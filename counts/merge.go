@@ -134,6 +134,13 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 	// batches would spread over that much fresh memory, whose page faults
 	// cost more system time the larger the budget.
 	runtime.GC()
+	// The stores' index is filled one range of targets at a time, the
+	// first now, each next one once the merge is done with the last.
+	var chunks []int
+	if stores != nil {
+		chunks = c.indexChunks(stores)
+		c.placeChunk(stores, chunks, 0)
+	}
 
 	// The merge sums the accumulators' dense tables entry by entry as it
 	// reads them (denseRows.row), in parallel, rather than into a table of
@@ -150,7 +157,7 @@ func (c *Counter) Finish(ctx context.Context, emit func(*formats.CountColumns) e
 	if err := c.reduceRuns(ctx, mergers[0]); err != nil {
 		return st, err
 	}
-	if err := c.mergeAll(ctx, mergers, dense, stores, emit); err != nil {
+	if err := c.mergeAll(ctx, mergers, dense, stores, chunks, emit); err != nil {
 		return st, err
 	}
 	for _, m := range mergers {
@@ -242,10 +249,27 @@ func (c *Counter) spillLast(ctx context.Context, accs []*Accumulator, mayKeep bo
 // instead one of hotBatches tokens of their own, so the merge cannot stall
 // waiting for a look-ahead token, and their worker stays a few batches
 // ahead of the emitter, which then reads them from the cache.
-func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRows, stores []*directStore, emit func(*formats.CountColumns) error) error {
+func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRows, stores []*directStore, chunks []int, emit func(*formats.CountColumns) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	nParts := len(c.parts) - 1
+	// The partitions of range k of the stores' index (chunks) wait for
+	// placed[k]; the worker that finishes the last partition of a range
+	// fills the index with the next one.
+	if chunks == nil {
+		chunks = []int{0, nParts}
+	}
+	placed := make([]chan struct{}, len(chunks)-1)
+	left := make([]atomic.Int64, len(chunks)-1)
+	chunkOf := make([]int, nParts)
+	for k := range placed {
+		placed[k] = make(chan struct{})
+		left[k].Store(int64(chunks[k+1] - chunks[k]))
+		for p := chunks[k]; p < chunks[k+1]; p++ {
+			chunkOf[p] = k
+		}
+	}
+	close(placed[0])
 	// A partition's channels are made when its merger or the emitter first
 	// needs them, and dropped once it is emitted: there are many
 	// partitions, and a channel's buffer holds c.ahead batches.
@@ -293,6 +317,12 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRo
 				if p >= nParts {
 					return nil
 				}
+				k := chunkOf[p]
+				select {
+				case <-placed[k]:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
 				m.out, m.turn = channels(p)
 				m.free, m.tokens, m.hot, m.ctx = free, tokens, hot, gctx
 				err := m.newBatch()
@@ -307,6 +337,10 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRo
 				close(m.out)
 				if err != nil {
 					return err
+				}
+				if left[k].Add(-1) == 0 && k+1 < len(placed) {
+					c.placeChunk(stores, chunks, k+1)
+					close(placed[k+1])
 				}
 			}
 		})
