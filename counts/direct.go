@@ -436,11 +436,10 @@ func (d *directStore) reset() {
 // prefetch asks for the words around the positions idx, span to each
 // side, and for their starts.
 func (d *directStore) prefetch(idx []uint32, span int) {
-	prefetch.Bits(d.starts, idx, startBias)
 	if d.isWide {
-		prefetch.Words(d.wide, idx, span)
+		prefetch.Window(d.wide, d.starts, startBias, idx, span)
 	} else {
-		prefetch.Words(d.narrow, idx, span)
+		prefetch.Window(d.narrow, d.starts, startBias, idx, span)
 	}
 }
 

@@ -2,13 +2,15 @@
 
 #include "textflag.h"
 
-// func ends(base unsafe.Pointer, idx []uint32, off int, shift uint)
-TEXT ·ends(SB), NOSPLIT, $0-48
+// func window(base unsafe.Pointer, marks *byte, idx []uint32, off int, shift uint, bias int)
+TEXT ·window(SB), NOSPLIT, $0-64
 	MOVQ base+0(FP), AX
-	MOVQ idx_base+8(FP), SI
-	MOVQ idx_len+16(FP), R8
-	MOVQ off+32(FP), BX
-	MOVQ shift+40(FP), CX
+	MOVQ marks+8(FP), R9
+	MOVQ idx_base+16(FP), SI
+	MOVQ idx_len+24(FP), R8
+	MOVQ off+40(FP), BX
+	MOVQ shift+48(FP), CX
+	MOVQ bias+56(FP), R10
 	MOVQ AX, DI
 	SUBQ BX, DI
 	ADDQ BX, AX
@@ -17,32 +19,14 @@ TEXT ·ends(SB), NOSPLIT, $0-48
 
 loop:
 	MOVLQZX (SI), DX
+	LEAQ (DX)(R10*1), R11
+	SHRQ $3, R11
+	PREFETCHT0 (R9)(R11*1)
 	SHLQ CX, DX
 	PREFETCHT0 (DI)(DX*1)
 	PREFETCHT0 (AX)(DX*1)
 	ADDQ $4, SI
 	DECQ R8
-	JNE loop
-
-done:
-	RET
-
-// func bitsAt(base *byte, idx []uint32, bias int)
-TEXT ·bitsAt(SB), NOSPLIT, $0-40
-	MOVQ base+0(FP), AX
-	MOVQ idx_base+8(FP), SI
-	MOVQ idx_len+16(FP), CX
-	MOVQ bias+32(FP), BX
-	TESTQ CX, CX
-	JEQ done
-
-loop:
-	MOVLQZX (SI), DX
-	ADDQ BX, DX
-	SHRQ $3, DX
-	PREFETCHT0 (AX)(DX*1)
-	ADDQ $4, SI
-	DECQ CX
 	JNE loop
 
 done:

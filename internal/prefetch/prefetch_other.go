@@ -4,6 +4,4 @@ package prefetch
 
 import "unsafe"
 
-func ends(unsafe.Pointer, []uint32, int, uint) {}
-
-func bitsAt(*byte, []uint32, int) {}
+func window(unsafe.Pointer, *byte, []uint32, int, uint, int) {}
