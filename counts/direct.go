@@ -82,10 +82,10 @@ const collectWords = 4 << 20
 
 // storeBytes is the memory one accumulator's store and its index may take
 // in its share of the budget. The share also pays for a tally of the
-// vocabulary (the merger's, or a spill's), the index's offsets and a
-// spill's write buffer.
+// vocabulary (the merger's, or a spill's), the index's offsets and
+// cursors, and a spill's write buffer.
 func storeBytes(share int64, v, runBuf int) int64 {
-	return share/2 - 12*int64(v+1) - int64(runBuf)
+	return share/2 - 16*int64(v+1) - int64(runBuf)
 }
 
 // directTokens is the most tokens a store may hold in size bytes,
