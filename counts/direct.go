@@ -48,10 +48,11 @@ type word interface{ ~uint16 | ~uint32 }
 // narrowIDs is the number of values a narrow word holds.
 const narrowIDs = 1 << 16
 
-// A store takes, for each token, its word, a bit of the starts and, at
-// most, half of its place in the index (4 bytes), which it fills one range
+// The budget counts, for each stored token, its word, a bit of the starts
+// and half its place in the index (4 bytes): the index is filled one range
 // of targets at a time where the budget does not hold all of it
-// (Counter.indexChunks): 33 bytes for 8 narrow tokens, 49 for wide ones.
+// (Counter.indexChunks). That is 33 bytes for 8 narrow tokens, 49 for
+// wide ones.
 const (
 	narrowBytesPer8 = 8*(2+2) + 1
 	wideBytesPer8   = 8*(4+2) + 1
