@@ -580,8 +580,8 @@ func blockRooms(starts []byte, b []uint32, w int, rooms *[directBlock]uint8) {
 	}
 }
 
-// countDense adds to sums the windows, of w tokens at most, around the
-// store positions b, and returns their total weight. It and countMarked
+// countDense adds to sums the windows around the store positions b, as
+// far on each side as rooms says, and returns their total weight. It and countMarked
 // are functions of their own, not inlined into count: there, with count's
 // other variables live, the compiler kept the loops' counters on the
 // stack, and every step of the window waited on a store and a load of its
