@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/internal/pages"
 )
 
 // Stats summarise a counting run.
@@ -67,6 +68,10 @@ type Counter struct {
 	// indexRanges is the least number of ranges of targets whose indices
 	// a store holds one at a time (1; more in tests).
 	indexRanges int
+	// releaseAlign is the alignment, in bytes, of the blocks of the index
+	// that the merge gives back behind it (indexRelease): whole huge
+	// pages (4 KiB in tests, to give back small indices too).
+	releaseAlign int
 	// fuseBelow is the weighted total of a target's positive pairs below
 	// which the merge of stores draws its negatives into the same tally
 	// (1<<32; less in tests).
@@ -278,6 +283,7 @@ func (c *Counter) layout(workers int) error {
 		c.directTokens = directTokens(c.storeBytes, c.cfg.Window, narrowBytesPer8)
 	}
 	c.indexRanges = 1
+	c.releaseAlign = pages.HugeSize
 	c.fuseBelow = 1 << 32
 	c.scanRow = max(1, c.v/4)
 	if c.bufPairs < minBufPairs {

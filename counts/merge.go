@@ -270,6 +270,10 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRo
 		}
 	}
 	close(placed[0])
+	var release *indexRelease
+	if stores != nil {
+		release = c.newIndexRelease(stores, chunks[len(chunks)-2], nParts)
+	}
 	// A partition's channels are made when its merger or the emitter first
 	// needs them, and dropped once it is emitted: there are many
 	// partitions, and a channel's buffer holds c.ahead batches.
@@ -337,6 +341,9 @@ func (c *Counter) mergeAll(ctx context.Context, mergers []*merger, dense denseRo
 				close(m.out)
 				if err != nil {
 					return err
+				}
+				if release != nil {
+					release.merged(p)
 				}
 				if left[k].Add(-1) == 0 && k+1 < len(placed) {
 					c.placeChunk(stores, chunks, k+1)

@@ -13,9 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hugeSize is the size of a transparent huge page on amd64, and on arm64
-// with 4 KiB pages.
-const hugeSize = 2 << 20
+const hugeSize = HugeSize
 
 // Huge asks the kernel to back the huge pages that lie wholly inside s's
 // capacity with transparent huge pages, where the system leaves that to
@@ -58,6 +56,31 @@ func Unhuge[E any](s []E) {
 	if b := wholeHugePages(s); b != nil {
 		_ = unix.Madvise(b, unix.MADV_NOHUGEPAGE)
 	}
+}
+
+// Release returns to the system the memory of the blocks of align bytes,
+// aligned to align (a power of two, at least 4 KiB), that lie wholly inside
+// s's length. Their values are lost: they read as zero afterwards, and the
+// caller must not need them. It serves a large slice read from front to
+// back once, such as count's index of positions: the part behind the
+// reader is given back while the slice is still in use, and the memory
+// that the process takes next (the writer's pages) can reuse it, still
+// mapped in by the host, rather than be fresh memory. With align at
+// HugeSize, no huge page is split.
+func Release[E any](s []E, align int) {
+	var zero E
+	n := uintptr(len(s)) * unsafe.Sizeof(zero)
+	if n == 0 || align < size || align&(align-1) != 0 {
+		return
+	}
+	base := unsafe.Pointer(unsafe.SliceData(s))
+	start := uintptr(base)
+	lo := roundUp(start, uintptr(align))
+	hi := (start + n) &^ uintptr(align-1)
+	if hi <= lo {
+		return
+	}
+	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(base, lo-start)), hi-lo), unix.MADV_DONTNEED)
 }
 
 // adviseOnly reports whether the system maps transparent huge pages only

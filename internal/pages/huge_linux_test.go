@@ -211,3 +211,53 @@ func TestBufferHuge(t *testing.T) {
 		m.Free()
 	}
 }
+
+// TestRelease checks that Release zeroes exactly the aligned blocks wholly
+// inside the slice given, for several alignments and ends that do and do
+// not fall on a block, and that it gives their memory back: the pages are
+// no longer resident (mincore).
+func TestRelease(t *testing.T) {
+	for _, align := range []int{size, 4 * size, HugeSize} {
+		for _, cut := range [][2]int{{0, 3 * HugeSize}, {123, 2*HugeSize + 4*size + 8}, {size + 4, size + 8}, {0, 0}} {
+			s := make([]byte, 4*HugeSize)
+			for i := range s {
+				s[i] = byte(i%251 + 1)
+			}
+			part := s[cut[0]:cut[1]]
+			Release(part, align)
+			start := uintptr(unsafe.Pointer(&s[0]))
+			lo := (start + uintptr(cut[0]) + uintptr(align) - 1) &^ uintptr(align-1)
+			hi := (start + uintptr(cut[1])) &^ uintptr(align-1)
+			for i := range s {
+				a := start + uintptr(i)
+				want := byte(i%251 + 1)
+				if a >= lo && a < hi {
+					want = 0
+				}
+				if s[i] != want {
+					t.Fatalf("align %d, s[%d:%d]: byte %d is %d, want %d", align, cut[0], cut[1], i, s[i], want)
+				}
+			}
+			runtime.KeepAlive(s)
+		}
+	}
+	// Residency: a block released and not touched again is not mapped.
+	s := make([]byte, 3*HugeSize)
+	for i := range s {
+		s[i] = 1
+	}
+	Release(s, size)
+	start := uintptr(unsafe.Pointer(&s[0]))
+	lo := (start + size - 1) &^ (size - 1)
+	hi := (start + uintptr(len(s))) &^ (size - 1)
+	vec := make([]byte, (hi-lo)/size)
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, lo, hi-lo, uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		t.Fatal(errno)
+	}
+	for i, v := range vec {
+		if v&1 != 0 {
+			t.Fatalf("page %d of %d is still resident after Release", i, len(vec))
+		}
+	}
+	runtime.KeepAlive(s)
+}

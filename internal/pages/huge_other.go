@@ -11,3 +11,7 @@ func Unhuge[E any](s []E) {}
 
 // HugeHeap does nothing where Huge does nothing.
 func HugeHeap(n int64) (withdraw func()) { return func() {} }
+
+// Release does nothing where the memory of a slice in use cannot be given
+// back; see the Linux version.
+func Release[E any](s []E, align int) {}

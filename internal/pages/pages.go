@@ -1,12 +1,17 @@
 // Package pages handles memory a page at a time: it maps fresh memory in
 // ahead of its use (Touch), advises transparent huge pages for large slices
-// (Huge), and keeps buffers in memory mapped for them alone (Buffer).
+// (Huge), gives back the memory of the part of a slice already done with
+// (Release), and keeps buffers in memory mapped for them alone (Buffer).
 package pages
 
 import "unsafe"
 
 // size is the smallest page size of the platforms Go runs on.
 const size = 4096
+
+// HugeSize is the size of a transparent huge page on amd64, and on arm64
+// with 4 KiB pages.
+const HugeSize = 2 << 20
 
 // Touch writes the zero value to one element of each page of s, which must
 // be all zero, as a slice just made is: a large slice just made is mapped to
