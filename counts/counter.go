@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/pwe-project/pwe/formats"
@@ -72,6 +73,9 @@ type Counter struct {
 	// that the merge gives back behind it (indexRelease): whole huge
 	// pages (4 KiB in tests, to give back small indices too).
 	releaseAlign int
+	// indexGiven counts the positions of the index that the merge has
+	// given back (for tests).
+	indexGiven atomic.Int64
 	// fuseBelow is the weighted total of a target's positive pairs below
 	// which the merge of stores draws its negatives into the same tally
 	// (1<<32; less in tests).

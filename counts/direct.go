@@ -452,6 +452,7 @@ func (r *indexRelease) merged(p int) {
 	for i, d := range r.stores {
 		if hi := int(d.off[t] - d.base); 4*4*(hi-r.freed[i]) >= align {
 			pages.Release(d.pos[:hi], align)
+			r.c.indexGiven.Add(int64(hi - r.freed[i]))
 			r.freed[i] = hi
 		}
 	}

@@ -128,6 +128,9 @@ type tuning struct {
 	// over it and releases it; lent counts the batches lent.
 	lend int
 	lent *int
+	// given, if not nil, gets the number of the index's positions that
+	// the merge gave back.
+	given *int64
 }
 
 // runCounter counts docs with the given number of accumulators, each
@@ -265,6 +268,9 @@ func runCounter(t testing.TB, cfg Config, counts []int64, docs [][]int32, split 
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tune != nil && tune.given != nil {
+		*tune.given = c.indexGiven.Load()
 	}
 	for _, l := range held {
 		read(l)
