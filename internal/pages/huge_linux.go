@@ -13,8 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const hugeSize = HugeSize
-
 // Huge asks the kernel to back the huge pages that lie wholly inside s's
 // capacity with transparent huge pages, where the system leaves that to
 // the program (transparent_hugepage set to madvise, the default of many
@@ -68,19 +66,12 @@ func Unhuge[E any](s []E) {
 // mapped in by the host, rather than be fresh memory. With align at
 // HugeSize, no huge page is split.
 func Release[E any](s []E, align int) {
-	var zero E
-	n := uintptr(len(s)) * unsafe.Sizeof(zero)
-	if n == 0 || align < size || align&(align-1) != 0 {
+	if align < size || align&(align-1) != 0 {
 		return
 	}
-	base := unsafe.Pointer(unsafe.SliceData(s))
-	start := uintptr(base)
-	lo := roundUp(start, uintptr(align))
-	hi := (start + n) &^ uintptr(align-1)
-	if hi <= lo {
-		return
+	if b := alignedBlocks(s, len(s), uintptr(align)); b != nil {
+		_ = unix.Madvise(b, unix.MADV_DONTNEED)
 	}
-	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(base, lo-start)), hi-lo), unix.MADV_DONTNEED)
 }
 
 // adviseOnly reports whether the system maps transparent huge pages only
@@ -94,14 +85,24 @@ var adviseOnly = sync.OnceValue(func() bool {
 // capacity, as bytes, or nil if there are none or s takes less than two.
 func wholeHugePages[E any](s []E) []byte {
 	var zero E
-	n := uintptr(cap(s)) * unsafe.Sizeof(zero)
-	if n < 2*hugeSize {
+	if uintptr(cap(s))*unsafe.Sizeof(zero) < 2*HugeSize {
 		return nil
 	}
-	base := unsafe.Pointer(unsafe.SliceData(s[:cap(s)]))
+	return alignedBlocks(s, cap(s), HugeSize)
+}
+
+// alignedBlocks returns the blocks of align bytes, aligned to align (a
+// power of two), that lie wholly inside the first n elements of s's
+// memory (n at most its capacity), as bytes, or nil if there are none.
+func alignedBlocks[E any](s []E, n int, align uintptr) []byte {
+	var zero E
+	if n == 0 {
+		return nil
+	}
+	base := unsafe.Pointer(unsafe.SliceData(s[:n]))
 	start := uintptr(base)
-	lo := roundUp(start, hugeSize)
-	hi := (start + n) &^ (hugeSize - 1)
+	lo := roundUp(start, align)
+	hi := (start + uintptr(n)*unsafe.Sizeof(zero)) &^ (align - 1)
 	if hi <= lo {
 		return nil
 	}
@@ -143,7 +144,7 @@ func roundUp(x, to uintptr) uintptr { return (x + to - 1) &^ (to - 1) }
 // It does nothing on 32-bit systems, whose address space is too small to
 // spare, or where huge pages are not left to advice.
 func HugeHeap(n int64) (withdraw func()) {
-	if unsafe.Sizeof(uintptr(0)) < 8 || n < 2*hugeSize || !adviseOnly() || !heapAdvised.CompareAndSwap(false, true) {
+	if unsafe.Sizeof(uintptr(0)) < 8 || n < 2*HugeSize || !adviseOnly() || !heapAdvised.CompareAndSwap(false, true) {
 		return func() {}
 	}
 	spans := hugeHeap(min(n, maxHugeHeap, debug.SetMemoryLimit(-1)/2))
@@ -217,7 +218,7 @@ func mapPieces(n int64) [][2]uintptr {
 	}
 	whole := merged[:0]
 	for _, r := range merged {
-		lo, hi := roundUp(r[0], hugeSize), r[1]&^(hugeSize-1)
+		lo, hi := roundUp(r[0], HugeSize), r[1]&^(HugeSize-1)
 		if lo < hi {
 			whole = append(whole, [2]uintptr{lo, hi})
 		}

@@ -18,9 +18,9 @@ import (
 func TestHuge(t *testing.T) {
 	s := adviseFilled(t, Huge[uint64])
 	start := uintptr(unsafe.Pointer(&s[0]))
-	lo := (start + hugeSize - 1) &^ (hugeSize - 1)
-	hi := (start + uintptr(len(s))*8) &^ (hugeSize - 1)
-	if hi-lo < hugeSize {
+	lo := (start + HugeSize - 1) &^ (HugeSize - 1)
+	hi := (start + uintptr(len(s))*8) &^ (HugeSize - 1)
+	if hi-lo < HugeSize {
 		t.Fatalf("no whole huge page in [%#x, %#x)", start, start+uintptr(len(s))*8)
 	}
 	checkHugeFlag(t, lo, hi)
@@ -121,7 +121,7 @@ func adviseFilled(t *testing.T, advise func([]uint64)) []uint64 {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
 		t.Skip("no transparent huge pages on this kernel")
 	}
-	s := make([]uint64, 3*hugeSize/8)
+	s := make([]uint64, 3*HugeSize/8)
 	for i := range s {
 		s[i] = uint64(i) * 0x9e3779b97f4a7c15
 	}
@@ -199,12 +199,12 @@ func TestBufferHuge(t *testing.T) {
 		t.Skip("no transparent huge pages on this kernel")
 	}
 	// Half a huge page and more takes whole huge pages.
-	for _, n := range []int{3*hugeSize - 5, hugeSize/2 + 5} {
+	for _, n := range []int{3*HugeSize - 5, HugeSize/2 + 5} {
 		var m Buffer
 		m.Reserve(n)
 		b := m.Bytes()[:m.Cap()]
 		start := uintptr(unsafe.Pointer(&b[0]))
-		if start%hugeSize != 0 || len(b)%hugeSize != 0 {
+		if start%HugeSize != 0 || len(b)%HugeSize != 0 {
 			t.Fatalf("buffer of %d at %#x of %d bytes, want whole huge pages", n, start, len(b))
 		}
 		checkHugeFlag(t, start, start+uintptr(len(b)))

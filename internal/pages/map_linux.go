@@ -22,9 +22,9 @@ func mapBytes(n int) []byte {
 	}
 	length := roundUp(uintptr(n), size)
 	var extra uintptr
-	if length >= hugeSize/2 {
-		length = roundUp(length, hugeSize)
-		extra = hugeSize // to cut an aligned stretch from
+	if length >= HugeSize/2 {
+		length = roundUp(length, HugeSize)
+		extra = HugeSize // to cut an aligned stretch from
 	}
 	p, err := unix.MmapPtr(-1, 0, nil, length+extra, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
@@ -32,7 +32,7 @@ func mapBytes(n int) []byte {
 	}
 	if extra > 0 {
 		start := uintptr(p)
-		head := roundUp(start, hugeSize) - start
+		head := roundUp(start, HugeSize) - start
 		if head > 0 {
 			_ = unix.MunmapPtr(p, head)
 		}
