@@ -28,9 +28,10 @@ func init() {
 		name: "tokenize",
 		args: "INPUT... -o vocab.parquet [--tokens tokens.bin]",
 		summary: `Count the tokens of a corpus and write its vocabulary.
-INPUT is a file, a directory (read recursively), a glob pattern or - for
-standard input; .gz, .zst and .bz2 files are decompressed. Tokens are Unicode
-words (UAX #29), case-folded unless --no-lower. With --tokens, the corpus is
+INPUT is a file, a directory (read recursively), a glob pattern ("**" for
+any number of directories: 'corpus/**/*.txt') or - for standard input; .gz,
+.zst and .bz2 files are decompressed. Tokens are Unicode words (UAX #29),
+case-folded unless --no-lower. With --tokens, the corpus is
 also written as token ids, which pwe count --tokens reads instead of the text
 (for English text about a third of its size; it saves count from
 decompressing and segmenting the corpus again). The table of distinct tokens
@@ -38,6 +39,7 @@ stays within --memory: past a quarter of it, its counts spill to --temp-dir
 and are merged, which leaves the vocabulary unchanged.`,
 		example: `  pwe tokenize corpus/ -o vocab.parquet --max-vocab 50000 --min-count 5
   pwe tokenize posts.jsonl.zst --text-field body -o vocab.parquet
+  pwe tokenize 'archive/**/*.txt.gz' -o vocab.parquet
   pwe tokenize corpus/ -o vocab.parquet --tokens tokens.bin && pwe count --tokens tokens.bin --vocab vocab.parquet -o counts.parquet`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.TokenizeConfig

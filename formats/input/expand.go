@@ -15,7 +15,8 @@ import (
 // lexical order, keeping regular files (and links to them) and skipping
 // names that begin with '.'; an argument that does not exist but contains
 // glob metacharacters is expanded with filepath.Glob (sorted; matched
-// directories are walked). "-" (stdin) is kept and may appear once, and so
+// directories are walked), a segment "**" matching any number of
+// directories (globStar). "-" (stdin) is kept and may appear once, and so
 // is sample.Name, the embedded sample corpus. A missing
 // path, a pattern matching nothing or a directory without files is an error
 // naming the argument.
@@ -59,6 +60,14 @@ func ExpandSkipping(args []string, skip ...string) ([]string, error) {
 		if !strings.ContainsAny(arg, `*?[\`) {
 			return nil, &ParseError{Path: arg, Err: unwrapPathError(err)}
 		}
+		if hasGlobStar(arg) {
+			files, err := globStar(arg, skipped)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, files...)
+			continue
+		}
 		matches, gerr := filepath.Glob(arg)
 		if gerr != nil {
 			return nil, &ParseError{Path: arg, Err: gerr}
@@ -94,30 +103,8 @@ func appendPath(out []string, path string, info fs.FileInfo, skipped []fs.FileIn
 		return nil, &ParseError{Path: path, Err: ErrSkippedDir}
 	}
 	n := len(out)
-	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != path && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() && len(skipped) > 0 {
-			if info, err := d.Info(); err == nil && isSkipped(skipped, info) {
-				return filepath.SkipDir
-			}
-		}
-		switch {
-		case d.Type().IsRegular():
-			out = append(out, p)
-		case d.Type()&fs.ModeSymlink != 0:
-			if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-				out = append(out, p)
-			}
-		}
-		return nil
+	err := walkFiles(path, skipped, func([]string) bool { return true }, func(p string, _ []string) {
+		out = append(out, p)
 	})
 	if err != nil {
 		return nil, &ParseError{Path: path, Err: unwrapPathError(err)}
@@ -126,4 +113,52 @@ func appendPath(out []string, path string, info fs.FileInfo, skipped []fs.FileIn
 		return nil, &ParseError{Path: path, Err: ErrNoFiles}
 	}
 	return out, nil
+}
+
+// walkFiles walks root in lexical order, as Expand walks a directory:
+// names below root that begin with '.' are skipped, and so are the
+// skipped directories. It calls file for each regular file, or link to
+// one, with its path and the names leading to it from root, and descends
+// into a directory only where dir, given its names from root, says so.
+func walkFiles(root string, skipped []fs.FileInfo, dir func(names []string) bool, file func(path string, names []string)) error {
+	var names []string
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == root {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		names = append(names[:0], strings.Split(rel, string(filepath.Separator))...)
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if len(skipped) > 0 {
+				if info, err := d.Info(); err == nil && isSkipped(skipped, info) {
+					return filepath.SkipDir
+				}
+			}
+			if !dir(names) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.Type().IsRegular():
+			file(p, names)
+		case d.Type()&fs.ModeSymlink != 0:
+			if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+				file(p, names)
+			}
+		}
+		return nil
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -113,5 +114,98 @@ func TestExpandSkipping(t *testing.T) {
 		if !errors.Is(err, ErrSkippedDir) || !errors.As(err, &pe) || pe.Path != arg {
 			t.Errorf("naming %s: %v", arg, err)
 		}
+	}
+}
+
+// TestExpandGlobStar checks patterns whose "**" segments match any number
+// of directories, against the files a walk of the tree keeps.
+func TestExpandGlobStar(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{
+		"corpus/b.txt", "corpus/a.txt.gz", "corpus/sub/c.txt", "corpus/sub/deeper/d.jsonl",
+		"corpus/sub/deeper/sub/g.txt", "corpus/.hidden.txt", "corpus/.git/config.txt",
+		"corpus/sub/.cache/e.txt", "corpus/Z.txt", "corpus/2024/01/h.txt", "corpus/2024/02/i.md",
+		"other/2024/01/j.txt", "out/k.txt", ".hiddenroot/f.txt", "top.txt",
+	} {
+		writeFile(t, dir, name, []byte("text\n"))
+	}
+	if err := os.Symlink(filepath.Join(dir, "top.txt"), filepath.Join(dir, "corpus", "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "other"), filepath.Join(dir, "corpus", "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	p := func(name string) string { return filepath.Join(dir, name) }
+	ps := func(names ...string) []string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = p(n)
+		}
+		return out
+	}
+	cases := []struct {
+		pattern string
+		want    []string
+	}{
+		// Zero directories or several; hidden names and links to
+		// directories are not followed, links to files are kept.
+		{"corpus/**/*.txt", ps("corpus/2024/01/h.txt", "corpus/Z.txt", "corpus/b.txt", "corpus/link.txt",
+			"corpus/sub/c.txt", "corpus/sub/deeper/sub/g.txt")},
+		// A trailing "**" reads the directory whole, as naming it does.
+		{"corpus/**", ps("corpus/2024/01/h.txt", "corpus/2024/02/i.md", "corpus/Z.txt", "corpus/a.txt.gz",
+			"corpus/b.txt", "corpus/link.txt", "corpus/sub/c.txt", "corpus/sub/deeper/d.jsonl",
+			"corpus/sub/deeper/sub/g.txt")},
+		// A matched directory is read whole; a file is listed once
+		// however many of its directories match.
+		{"corpus/**/sub", ps("corpus/sub/c.txt", "corpus/sub/deeper/d.jsonl", "corpus/sub/deeper/sub/g.txt")},
+		{"corpus/**/**/deeper/**", ps("corpus/sub/deeper/d.jsonl", "corpus/sub/deeper/sub/g.txt")},
+		// Metacharacters before the "**", and after it in several segments.
+		{"*/**/20??/0[1-9]/*.txt", ps("corpus/2024/01/h.txt", "other/2024/01/j.txt")},
+		{"c*s/**/2024/*/*", ps("corpus/2024/01/h.txt", "corpus/2024/02/i.md")},
+		{"**/j.txt", ps("other/2024/01/j.txt")},
+		{"corpus//**/", ps("corpus/2024/01/h.txt", "corpus/2024/02/i.md", "corpus/Z.txt", "corpus/a.txt.gz",
+			"corpus/b.txt", "corpus/link.txt", "corpus/sub/c.txt", "corpus/sub/deeper/d.jsonl",
+			"corpus/sub/deeper/sub/g.txt")},
+	}
+	for _, c := range cases {
+		pattern := p(c.pattern)
+		if strings.HasPrefix(c.pattern, "**") {
+			pattern = dir + string(filepath.Separator) + c.pattern
+		}
+		got, err := Expand([]string{pattern})
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("Expand(%s):\ngot  %q, %v\nwant %q", c.pattern, got, err, c.want)
+		}
+	}
+
+	// A relative pattern gives relative paths; the skipped directory is
+	// left out.
+	t.Chdir(dir)
+	got, err := ExpandSkipping([]string{"**/k.txt", "**/j.txt"}, "other")
+	if err == nil {
+		t.Errorf("ExpandSkipping found %q below a skipped directory", got)
+	}
+	wantParseError(t, err, "**/j.txt", 0, ErrNoMatch)
+	got, err = ExpandSkipping([]string{"**/0?/*.txt", "top.txt"}, "other")
+	if want := []string{"corpus/2024/01/h.txt", "top.txt"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("relative pattern: got %q, %v; want %q", got, err, want)
+	}
+
+	for _, c := range []struct {
+		pattern string
+		target  error
+	}{
+		{"corpus/**/*.csv", ErrNoMatch},
+		{"missing/**/*.txt", ErrNoMatch},
+		{"corpus/**/.cache/*.txt", ErrNoMatch}, // "**" does not enter hidden directories
+		{"corpus/**/[x", filepath.ErrBadPattern},
+		{"[x/**", filepath.ErrBadPattern},
+	} {
+		_, err := Expand([]string{c.pattern})
+		if err == nil {
+			t.Errorf("Expand(%q) succeeded", c.pattern)
+			continue
+		}
+		wantParseError(t, err, c.pattern, 0, c.target)
 	}
 }
