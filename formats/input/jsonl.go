@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// jsonlSource yields one top-level string field of each JSON object line.
+// jsonlSource yields one string field of each JSON object line: a
+// top-level one, or one inside nested objects (see extract).
 type jsonlSource struct {
 	lines    *lineScanner
 	field    string
+	name     string // the part of field keyRank looks for
 	nskipped int64
 	text     []byte // unescaped text, reused
 	key      []byte // unescaped key, reused
@@ -44,10 +47,14 @@ func (s *jsonlSource) close() error { return s.lines.file.Close() }
 
 // extract returns the value of the field in the JSON object on line, false
 // if the field is missing or null. If the key occurs more than once the
-// last occurrence wins, as with encoding/json.
+// last occurrence wins, as with encoding/json. A field name with dots that
+// is not a key of the object is a path: "meta.body" is the member body of
+// the object meta, and so on down, a key equal to the rest of the path
+// taken first at each level.
 func (s *jsonlSource) extract(line []byte) ([]byte, bool, error) {
 	w := jsonWalker{b: line}
-	value, isObject, ok := w.object(s.keyIs)
+	s.name = s.field
+	value, rank, isObject, ok := w.object(s.keyRank)
 	switch {
 	case !ok:
 		// The walker only says where the syntax fails; encoding/json,
@@ -59,6 +66,18 @@ func (s *jsonlSource) extract(line []byte) ([]byte, bool, error) {
 		return nil, false, ErrInvalidJSON
 	case !isObject:
 		return nil, false, fmt.Errorf("%w (found %s)", ErrNotObject, jsonKind(line[skipSpace(line, 0)]))
+	}
+	for rank == rankPart && value[0] != 'n' {
+		// The walk checked the whole line, so the member is valid JSON.
+		part, rest, _ := strings.Cut(s.name, ".")
+		if value[0] != '{' {
+			return nil, false, fmt.Errorf("%w: %q: %q is %s, not an object", ErrNotString, s.field, part, jsonKind(value[0]))
+		}
+		w = jsonWalker{b: value}
+		s.name = rest
+		value, rank, _, _ = w.object(s.keyRank)
+	}
+	switch {
 	case value == nil || value[0] == 'n':
 		return nil, false, nil
 	case value[0] != '"':
@@ -72,12 +91,28 @@ func (s *jsonlSource) extract(line []byte) ([]byte, bool, error) {
 	return s.text, true, nil
 }
 
-func (s *jsonlSource) keyIs(key []byte) bool {
-	if bytes.IndexByte(key, '\\') < 0 {
-		return string(key) == s.field
+// The ranks of keyRank: a key that is the name wins over one that is the
+// first part of the name, a path.
+const (
+	rankPart = 1 + iota
+	rankWhole
+)
+
+// keyRank ranks a (still escaped) key against s.name: rankWhole if it is
+// the name, rankPart if it is the name's part before its first dot, else
+// 0.
+func (s *jsonlSource) keyRank(key []byte) int {
+	if bytes.IndexByte(key, '\\') >= 0 {
+		s.key = unescape(s.key[:0], key)
+		key = s.key
 	}
-	s.key = unescape(s.key[:0], key)
-	return string(s.key) == s.field
+	switch {
+	case string(key) == s.name:
+		return rankWhole
+	case len(key) < len(s.name) && s.name[len(key)] == '.' && string(key) == s.name[:len(key)]:
+		return rankPart
+	}
+	return 0
 }
 
 func jsonKind(c byte) string {
@@ -118,46 +153,46 @@ func (w *jsonWalker) at(i int) byte {
 
 // object walks the whole text. ok reports whether it is valid JSON,
 // isObject whether it is an object, and value is the raw value of the last
-// member whose (still escaped) key satisfies match.
-func (w *jsonWalker) object(match func(key []byte) bool) (value []byte, isObject, ok bool) {
+// member whose (still escaped) key rank ranks highest, rank > 0, if any.
+func (w *jsonWalker) object(rank func(key []byte) int) (value []byte, best int, isObject, ok bool) {
 	i := skipSpace(w.b, 0)
 	if w.at(i) != '{' {
 		end, ok := w.value(i, 0)
-		return nil, false, ok && skipSpace(w.b, end) == len(w.b)
+		return nil, 0, false, ok && skipSpace(w.b, end) == len(w.b)
 	}
 	i = skipSpace(w.b, i+1)
 	if w.at(i) == '}' {
-		return nil, true, skipSpace(w.b, i+1) == len(w.b)
+		return nil, 0, true, skipSpace(w.b, i+1) == len(w.b)
 	}
 	for {
 		if w.at(i) != '"' {
-			return nil, true, false
+			return nil, 0, true, false
 		}
 		end, ok := w.str(i)
 		if !ok {
-			return nil, true, false
+			return nil, 0, true, false
 		}
 		key := w.b[i+1 : end-1]
 		i = skipSpace(w.b, end)
 		if w.at(i) != ':' {
-			return nil, true, false
+			return nil, 0, true, false
 		}
 		i = skipSpace(w.b, i+1)
 		end, ok = w.value(i, 1)
 		if !ok {
-			return nil, true, false
+			return nil, 0, true, false
 		}
-		if match(key) {
-			value = w.b[i:end]
+		if r := rank(key); r > 0 && r >= best {
+			value, best = w.b[i:end], r
 		}
 		i = skipSpace(w.b, end)
 		switch w.at(i) {
 		case ',':
 			i = skipSpace(w.b, i+1)
 		case '}':
-			return value, true, skipSpace(w.b, i+1) == len(w.b)
+			return value, best, true, skipSpace(w.b, i+1) == len(w.b)
 		default:
-			return nil, true, false
+			return nil, 0, true, false
 		}
 	}
 }

@@ -44,6 +44,45 @@ func TestJSONL(t *testing.T) {
 	}
 }
 
+// TestJSONLNested reads a field inside nested objects by its path, a key
+// with the whole name taken first at each level.
+func TestJSONLNested(t *testing.T) {
+	dir := t.TempDir()
+	content := strings.Join([]string{
+		`{"meta": {"body": "nested body", "lang": "en"}, "body": "top"}`,
+		`{"meta.body": "a key with a dot", "meta": {"body": "not this"}}`,
+		`{"meta": {"body": {"text": "deeper"}}}`,
+		`{"meta": null}`,
+		`{"other": 1}`,
+		`{"meta": {"b\u006fdy": "escaped key"}}`,
+		`{"meta": {"body": "first"}, "meta": {"body": "last wins"}}`,
+	}, "\n")
+	path := writeFile(t, dir, "n.jsonl", []byte(content))
+	docs, r := readAll([]string{path}, Options{TextField: "meta.body"})
+	wantParseError(t, r.Err(), path, 3, ErrNotString)
+	equalDocs(t, docs, []doc{{"nested body", path, 1}, {"a key with a dot", path, 2}})
+
+	docs, r = readAll([]string{path}, Options{TextField: "meta.body.text"})
+	wantParseError(t, r.Err(), path, 1, ErrNotString)
+	if msg := r.Err().Error(); !strings.Contains(msg, `"meta.body.text": "body" is a string, not an object`) {
+		t.Errorf("message %q does not name the part that is not an object", msg)
+	}
+	if len(docs) != 0 {
+		t.Errorf("documents before the error: %v", docs)
+	}
+
+	content = strings.Join(strings.Split(content, "\n")[3:], "\n")
+	path = writeFile(t, dir, "m.jsonl", []byte(content))
+	docs, r = readAll([]string{path}, Options{TextField: "meta.body"})
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	equalDocs(t, docs, []doc{{"escaped key", path, 3}, {"last wins", path, 4}})
+	if n := r.Skipped(); n != 2 {
+		t.Errorf("skipped %d records, want 2 (null and missing)", n)
+	}
+}
+
 func TestJSONLErrors(t *testing.T) {
 	dir := t.TempDir()
 	good := `{"text": "ok"}` + "\n"
@@ -113,7 +152,11 @@ func naiveJSONL(data []byte, field string, maxLine int) (docs []doc, skipped int
 		if !ok {
 			return docs, skipped, n, ErrNotObject
 		}
-		switch s := m[field].(type) {
+		v, ok = naiveField(m, field)
+		if !ok {
+			return docs, skipped, n, ErrNotString
+		}
+		switch s := v.(type) {
 		case nil:
 			skipped++
 		case string:
@@ -123,6 +166,27 @@ func naiveJSONL(data []byte, field string, maxLine int) (docs []doc, skipped int
 		}
 	}
 	return docs, skipped, 0, nil
+}
+
+// naiveField looks name up in m: the key itself, or else, for a name with
+// dots, the member after the first dot of the object before it, and so on
+// down. It returns false if the path runs into a value that is not an
+// object or null.
+func naiveField(m map[string]any, name string) (any, bool) {
+	if v, ok := m[name]; ok {
+		return v, true
+	}
+	part, rest, dotted := strings.Cut(name, ".")
+	if !dotted {
+		return nil, true
+	}
+	switch v := m[part].(type) {
+	case nil:
+		return nil, true
+	case map[string]any:
+		return naiveField(v, rest)
+	}
+	return nil, false
 }
 
 // asEncodingJSON replaces each byte of invalid UTF-8 with U+FFFD, as
@@ -146,43 +210,54 @@ func FuzzJSONLReader(f *testing.F) {
 	f.Add([]byte("{\"text\": \"\xff\xfe\"}\n{bad"))
 	f.Add([]byte(`[-0.5e+3, 1E5, -, 01, 1., .5, "\u12G4", "\x", tru, nul]`))
 	f.Add([]byte(`{"a":{"b":[[],{}]},"text":"x"} `))
+	f.Add([]byte(`{"a": {"text": "in a", "b": {"text": "in b"}}, "a.text": "key"}` + "\n" +
+		`{"a": {"b.text": "key in a", "b": {"text": "no"}}}` + "\n" + `{"a": null}` + "\n" +
+		`{"a": "str"}` + "\n" + `{"a": {"b": [1]}}` + "\n" + `{"\u0061": {"te\u0078t": "escaped"}, "a": {}}`))
 	const maxLine = 200
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The syntax check agrees with encoding/json on any bytes.
 		w := jsonWalker{b: data}
-		if _, _, ok := w.object(func([]byte) bool { return false }); ok != json.Valid(data) {
+		if _, _, _, ok := w.object(func([]byte) int { return 0 }); ok != json.Valid(data) {
 			t.Fatalf("walker says valid=%v, json.Valid says %v for %q", ok, !ok, data)
 		}
 		if codecFromMagic(data, "") != codecNone {
 			return
 		}
-		withStdin(t, data)
-		got, r := readAll([]string{"-"}, Options{TextField: "text", MaxLineBytes: maxLine})
-		want, skipped, errLine, target := naiveJSONL(data, "text", maxLine)
-		if errLine > 0 {
-			var pe *ParseError
-			if !errors.As(r.Err(), &pe) || pe.Line != errLine || !errors.Is(r.Err(), target) {
-				t.Fatalf("error %v, want %v at line %d", r.Err(), target, errLine)
-			}
-		} else if r.Err() != nil {
-			t.Fatal(r.Err())
-		}
-		if len(got) != len(want) {
-			t.Fatalf("got %d documents, want %d\ngot:  %+v\nwant: %+v", len(got), len(want), got, want)
-		}
-		for i := range got {
-			if g := asEncodingJSON(got[i].Text); g != want[i].Text || got[i].Line != want[i].Line {
-				t.Fatalf("document %d: got %q at line %d, want %q at line %d", i, g, got[i].Line, want[i].Text, want[i].Line)
-			}
-			// Valid UTF-8 in the file must come out byte for byte.
-			if utf8.ValidString(got[i].Text) && got[i].Text != want[i].Text {
-				t.Fatalf("document %d changed: %q", i, got[i].Text)
-			}
-		}
-		if r.Skipped() != skipped {
-			t.Fatalf("skipped %d, want %d", r.Skipped(), skipped)
+		for _, field := range []string{"text", "a.text", "a.b.text"} {
+			fuzzJSONLField(t, data, field, maxLine)
 		}
 	})
+}
+
+// fuzzJSONLField is FuzzJSONLReader's check of one field name.
+func fuzzJSONLField(t *testing.T, data []byte, field string, maxLine int) {
+	t.Helper()
+	withStdin(t, data)
+	got, r := readAll([]string{"-"}, Options{TextField: field, MaxLineBytes: maxLine})
+	want, skipped, errLine, target := naiveJSONL(data, field, maxLine)
+	if errLine > 0 {
+		var pe *ParseError
+		if !errors.As(r.Err(), &pe) || pe.Line != errLine || !errors.Is(r.Err(), target) {
+			t.Fatalf("field %q: error %v, want %v at line %d", field, r.Err(), target, errLine)
+		}
+	} else if r.Err() != nil {
+		t.Fatalf("field %q: %v", field, r.Err())
+	}
+	if len(got) != len(want) {
+		t.Fatalf("field %q: got %d documents, want %d\ngot:  %+v\nwant: %+v", field, len(got), len(want), got, want)
+	}
+	for i := range got {
+		if g := asEncodingJSON(got[i].Text); g != want[i].Text || got[i].Line != want[i].Line {
+			t.Fatalf("field %q: document %d: got %q at line %d, want %q at line %d", field, i, g, got[i].Line, want[i].Text, want[i].Line)
+		}
+		// Valid UTF-8 in the file must come out byte for byte.
+		if utf8.ValidString(got[i].Text) && got[i].Text != want[i].Text {
+			t.Fatalf("field %q: document %d changed: %q", field, i, got[i].Text)
+		}
+	}
+	if r.Skipped() != skipped {
+		t.Fatalf("field %q: skipped %d, want %d", field, r.Skipped(), skipped)
+	}
 }
 
 // The walker must accept exactly what encoding/json accepts.
@@ -201,7 +276,7 @@ func TestJSONWalkerAgreesWithValid(t *testing.T) {
 	}
 	for _, c := range cases {
 		w := jsonWalker{b: []byte(c)}
-		_, _, ok := w.object(func([]byte) bool { return false })
+		_, _, _, ok := w.object(func([]byte) int { return 0 })
 		if want := json.Valid([]byte(c)); ok != want {
 			name := c
 			if len(name) > 40 {

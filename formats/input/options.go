@@ -60,8 +60,10 @@ type Options struct {
 	// spaces and tabs count as blank), their lines joined with '\n'.
 	// Text only.
 	DocSep string
-	// TextField names the top-level string field of each JSONL object. Lines
-	// where it is null or missing are skipped and counted (Reader.Skipped).
+	// TextField names the string field of each JSONL object: a top-level
+	// key, or a path through nested objects ("meta.body") where no key has
+	// the whole name. Lines where it is null or missing are skipped and
+	// counted (Reader.Skipped).
 	TextField string
 	// TextColumn names the Parquet string column; nested columns are named
 	// by their dotted path. Null values are skipped and counted.
