@@ -171,6 +171,9 @@ func (c CountConfig) Validate() error {
 		return fmt.Errorf("oov %q, want drop or keep", c.OOV)
 	case c.Append == StdioPath:
 		return errors.New("--append names a file: the earlier counts are fingerprinted before counting, which standard input does not allow")
+	case c.Negatives != nil && *c.Negatives < 0:
+		// The counter reads a negative K as unset, and would draw one.
+		return fmt.Errorf("negatives %d is negative, want K >= 0 (0: none)", *c.Negatives)
 	}
 	stdin := [][2]string{{"--vocab", c.Vocab}}
 	for _, p := range c.Input.Paths {

@@ -41,6 +41,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"fit", "--counts", "c", "--vocab", "v", "-o", "d", "--draws=0"}, exitUsage, "--draws 0"},
 		{[]string{"count", "x.txt", "--vocab", "v", "-o", "c.parquet", "--memory", "0"}, exitUsage, "at least a byte"},
 		{[]string{"tokenize", "x.txt", "-o", "v.parquet", "--threads", "-1"}, exitUsage, "--threads -1"},
+		{[]string{"count", "x.txt", "--vocab", "v", "-o", "c.parquet", "--negatives", "-1"}, exitUsage, "negatives -1 is negative"},
 		// Where zero means what it says, it passes (and the missing files fail).
 		{[]string{"count", "/no/such.txt", "--vocab", "/no/v.parquet", "-o", filepath.Join(t.TempDir(), "c.parquet"),
 			"--negatives", "0", "--seed", "0", "--subsample", "0", "--threads", "0"}, exitRuntime, "/no/v.parquet"},
