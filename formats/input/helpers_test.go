@@ -57,6 +57,24 @@ func bzip2Bytes(t testing.TB, data []byte) []byte {
 	return out
 }
 
+// xzBytes runs the xz command (XZ Utils), an implementation independent of
+// the reader's; tests that need it skip without it, and
+// testdata/austen.txt.xz covers xz everywhere.
+func xzBytes(t testing.TB, data []byte) []byte {
+	t.Helper()
+	path, err := exec.LookPath("xz")
+	if err != nil {
+		t.Skip("xz command not found")
+	}
+	cmd := exec.Command(path, "-c", "-6")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func writeFile(t testing.TB, dir, name string, data []byte) string {
 	t.Helper()
 	p := filepath.Join(dir, name)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
 
 	"github.com/pwe-project/pwe/internal/sample"
 )
@@ -93,9 +94,13 @@ const (
 	codecGzip  = "gzip"
 	codecZstd  = "zstd"
 	codecBzip2 = "bzip2"
+	codecXz    = "xz"
 )
 
-var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+var (
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+	xzMagic   = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
+)
 
 // bzip2 streams start "BZh" and a block-size digit, then either the magic of
 // the first block (the digits of pi) or that of the end of an empty stream
@@ -130,7 +135,7 @@ type File struct {
 // Open opens path ("-" for stdin, sample.Name for the embedded sample
 // corpus) and returns a reader of its decompressed
 // bytes. Compression is recognised by magic bytes, so a mislabelled file is
-// still read correctly; the extension (.gz, .zst, .bz2) only serves to
+// still read correctly; the extension (.gz, .zst, .bz2, .xz) only serves to
 // report a file that is not what its name says. Errors are *ParseError.
 func Open(path string) (*File, error) {
 	if path == "-" {
@@ -169,7 +174,14 @@ func unwrapPathError(err error) error {
 var readBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<16) }}
 
 func newFile(path string, r io.Reader, closer io.Closer) (*File, error) {
-	raw := &hashingReader{r: r, h: sha256.New()}
+	return newFileHashing(path, r, closer, sha256.New())
+}
+
+// newFileHashing is newFile with the hash of the raw bytes, nil for none:
+// an archive's member is part of the archive's fingerprint, and has none
+// of its own.
+func newFileHashing(path string, r io.Reader, closer io.Closer, h hash.Hash) (*File, error) {
+	raw := &hashingReader{r: r, h: h}
 	buf := readBufs.Get().(*bufio.Reader)
 	buf.Reset(raw)
 	f := &File{path: path, raw: raw, buf: buf}
@@ -213,6 +225,17 @@ func newFile(path string, r io.Reader, closer io.Closer) (*File, error) {
 		f.close = func() error { zr.Close(); return closeRaw() }
 	case codecBzip2:
 		f.dec = bzip2.NewReader(f.buf)
+	case codecXz:
+		// The reader takes concatenated streams and their padding, as xz
+		// -d does. A block's dictionary is allocated at its size, up to
+		// the 1.5 GiB of xz's largest setting (64 MiB at -9), but only the
+		// pages the stream writes are touched.
+		xr, err := xz.NewReader(f.buf)
+		if err != nil {
+			f.recycle()
+			return nil, &ParseError{Path: path, Err: corrupt(codecXz, err)}
+		}
+		f.dec = xr
 	}
 	return f, nil
 }
@@ -228,6 +251,16 @@ func binaryKind(head []byte) string {
 		return "a Parquet file (read its text with --text-column, or leave it out of the input)"
 	case bytes.HasPrefix(head, []byte("PWETOKS1")):
 		return "a pwe token stream (pwe count reads it with --tokens)"
+	case bytes.HasPrefix(head, []byte("\xff\xff\xff\xff")) || bytes.HasPrefix(head, []byte("ARROW1\x00\x00")):
+		return "an Arrow IPC stream or file, not text"
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06")):
+		return "a zip archive (unpack it, and name the files or their directory)"
+	case bytes.HasPrefix(head, []byte("7z\xbc\xaf\x27\x1c")):
+		return "a 7-Zip archive (unpack it, and name the files or their directory)"
+	case bytes.HasPrefix(head, []byte("\x04\x22\x4d\x18")):
+		return "an LZ4 stream (decompress it first, or pipe it: lz4 -dc FILE | pwe ... -)"
+	case bytes.HasPrefix(head, []byte("%PDF-")):
+		return "a PDF document (extract its text first, with pdftotext for one)"
 	}
 	return ""
 }
@@ -247,6 +280,8 @@ func codecFromExt(path string) string {
 		return codecZstd
 	case ".bz2", ".bzip2":
 		return codecBzip2
+	case ".xz":
+		return codecXz
 	}
 	return codecNone
 }
@@ -261,6 +296,8 @@ func codecFromMagic(head []byte, want string) string {
 		return codecGzip
 	case bytes.HasPrefix(head, zstdMagic):
 		return codecZstd
+	case bytes.HasPrefix(head, xzMagic):
+		return codecXz
 	case len(head) >= 4 && string(head[:3]) == "BZh" && '1' <= head[3] && head[3] <= '9':
 		if want == codecBzip2 || len(head) >= 10 && (bytes.Equal(head[4:10], bzip2BlockMagic) || bytes.Equal(head[4:10], bzip2EndMagic)) {
 			return codecBzip2
@@ -339,7 +376,7 @@ func (f *File) OnRead(fn func(rawBytes int64)) {
 // Path returns the path the file was opened with.
 func (f *File) Path() string { return f.path }
 
-// Compression returns the detected compression ("gzip", "zstd", "bzip2") or
+// Compression returns the detected compression ("gzip", "zstd", "bzip2", "xz") or
 // "" for an uncompressed file.
 func (f *File) Compression() string { return f.codec }
 
@@ -399,7 +436,9 @@ type hashingReader struct {
 
 func (h *hashingReader) Read(p []byte) (int, error) {
 	n, err := h.r.Read(p)
-	h.h.Write(p[:n])
+	if h.h != nil {
+		h.h.Write(p[:n])
+	}
 	h.n += int64(n)
 	if h.onRead != nil && n > 0 {
 		h.onRead(int64(n))

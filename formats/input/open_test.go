@@ -44,6 +44,8 @@ func TestOpenDecompresses(t *testing.T) {
 		{"a.gz", func(t *testing.T) []byte { return gzipBytes(t, text) }, "gzip"},
 		{"a.zst", func(t *testing.T) []byte { return zstdBytes(t, text) }, "zstd"},
 		{"a.bz2", func(t *testing.T) []byte { return bzip2Bytes(t, text) }, "bzip2"},
+		{"a.xz", func(t *testing.T) []byte { return xzBytes(t, text) }, "xz"},
+		{"xz-noext", func(t *testing.T) []byte { return xzBytes(t, text) }, "xz"},
 		// Mislabelled or unlabelled files are recognised by their magic bytes.
 		{"zstd-named.gz", func(t *testing.T) []byte { return zstdBytes(t, text) }, "zstd"},
 		{"gzip-named.txt", func(t *testing.T) []byte { return gzipBytes(t, text) }, "gzip"},
@@ -56,6 +58,12 @@ func TestOpenDecompresses(t *testing.T) {
 		{"multi.zst", func(t *testing.T) []byte {
 			return append(zstdBytes(t, text[:1000]), zstdBytes(t, text[1000:])...)
 		}, "zstd"},
+		// xz streams too, with the stream padding (zeros, four at a
+		// time) xz allows between them.
+		{"multi.xz", func(t *testing.T) []byte {
+			padded := append(xzBytes(t, text[:1000]), 0, 0, 0, 0, 0, 0, 0, 0)
+			return append(padded, xzBytes(t, text[1000:])...)
+		}, "xz"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -195,6 +203,27 @@ func TestOpenCommittedBzip2(t *testing.T) {
 	}
 }
 
+// TestOpenCommittedXz reads testdata/austen.txt.xz, written by XZ Utils,
+// alone and as two streams in a row.
+func TestOpenCommittedXz(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "austen.txt.xz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"one.xz": raw, "two.xz": append(bytes.Clone(raw), raw...)} {
+		path := writeFile(t, t.TempDir(), name, data)
+		f, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readFileAll(t, f)
+		want := strings.Repeat(austenBz2Text, len(data)/len(raw))
+		if err != nil || string(got) != want {
+			t.Fatalf("%s: got %q, %v; want %q", name, got, err, want)
+		}
+	}
+}
+
 func TestOpenStdin(t *testing.T) {
 	raw := gzipBytes(t, []byte("from stdin\n"))
 	withStdin(t, raw)
@@ -220,6 +249,14 @@ func TestOpenErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	xzRaw, err := os.ReadFile(filepath.Join("testdata", "austen.txt.xz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A flipped byte inside the LZMA2 data: the decoder or the block's
+	// check finds it.
+	corruptXz := bytes.Clone(xzRaw)
+	corruptXz[len(corruptXz)/2] ^= 0x5a
 	corruptBz2 := bytes.Clone(bz2)
 	for i := 20; i < len(corruptBz2)-10; i++ {
 		corruptBz2[i] ^= 0x5a
@@ -237,6 +274,11 @@ func TestOpenErrors(t *testing.T) {
 		{"truncated.bz2", bz2[:len(bz2)/2], ErrCorrupt, false},
 		{"corrupt.bz2", corruptBz2, ErrCorrupt, false},
 		{"short.bz2", bz2[:6], ErrCorrupt, false},
+		{"truncated.xz", xzRaw[:len(xzRaw)/2], ErrCorrupt, false},
+		{"truncated-footer.xz", xzRaw[:len(xzRaw)-4], ErrCorrupt, false},
+		{"truncated-header.xz", xzRaw[:8], ErrCorrupt, true},
+		{"corrupt.xz", corruptXz, ErrCorrupt, false},
+		{"text.xz", []byte("hello world\n"), ErrWrongMagic, true},
 		{"text.gz", []byte("hello world\n"), ErrWrongMagic, true},
 		{"text.zst", []byte("hello world\n"), ErrWrongMagic, true},
 		{"text.bz2", []byte("hello world\n"), ErrWrongMagic, true},
@@ -298,12 +340,16 @@ func FuzzDecompress(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, seed := range [][]byte{text, gz, zst, bz2, gz[:len(gz)-5], zst[:len(zst)-3], bz2[:len(bz2)-9], nil} {
-		for name := range byte(4) {
+	xzRaw, err := os.ReadFile(filepath.Join("testdata", "austen.txt.xz"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	names := []string{"x", "x.gz", "x.zst", "x.bz2", "x.xz"}
+	for _, seed := range [][]byte{text, gz, zst, bz2, xzRaw, gz[:len(gz)-5], zst[:len(zst)-3], bz2[:len(bz2)-9], xzRaw[:len(xzRaw)-7], nil} {
+		for name := range byte(len(names)) {
 			f.Add(seed, name)
 		}
 	}
-	names := []string{"x", "x.gz", "x.zst", "x.bz2"}
 	f.Fuzz(func(t *testing.T, data []byte, name byte) {
 		path := names[int(name)%len(names)]
 		file, err := newFile(path, bytes.NewReader(data), nil)

@@ -1,6 +1,7 @@
 package input
 
 import (
+	"errors"
 	"fmt"
 	"io"
 )
@@ -71,7 +72,7 @@ func (r *Reader) Next() bool {
 		text, line, err := r.src.next()
 		switch err {
 		case nil:
-			r.doc = Document{Text: text, Path: r.paths[r.nextPath], Line: line}
+			r.doc = Document{Text: text, Path: r.docPath(), Line: line}
 			r.ndocs++
 			return true
 		case io.EOF:
@@ -106,7 +107,11 @@ func (r *Reader) open(path string) (docSource, error) {
 	if r.onRead != nil {
 		hook = r.countRead
 	}
+	archive := path != "-" && isTarName(path)
 	if r.opt.Format == Parquet {
+		if archive {
+			return nil, &ParseError{Path: path, Err: errors.New("input: a tar archive; its Parquet files cannot be read from it: unpack it, and name the files or their directory")}
+		}
 		return openParquet(path, r.opt.TextColumn, hook)
 	}
 	f, err := Open(path)
@@ -120,14 +125,31 @@ func (r *Reader) open(path string) (docSource, error) {
 	if hook != nil {
 		f.OnRead(hook)
 	}
+	if archive {
+		return newArchiveSource(f, r.source), nil
+	}
+	return r.source(f), nil
+}
+
+// source returns the documents of f, text or JSON Lines.
+func (r *Reader) source(f *File) docSource {
 	if r.lineBuf == nil {
 		r.lineBuf = newLineBuffer(r.opt.MaxLineBytes)
 	}
 	lines := newLineScanner(f, r.lineBuf, r.opt.MaxLineBytes)
 	if r.opt.Format == JSONL {
-		return &jsonlSource{lines: lines, field: r.opt.TextField}, nil
+		return &jsonlSource{lines: lines, field: r.opt.TextField}
 	}
-	return &textSource{lines: lines, paragraphs: r.opt.DocSep == DocSepBlank}, nil
+	return &textSource{lines: lines, paragraphs: r.opt.DocSep == DocSepBlank}
+}
+
+// docPath is the path of the open input's documents: a member's within an
+// archive.
+func (r *Reader) docPath() string {
+	if a, ok := r.src.(*archiveSource); ok {
+		return a.name
+	}
+	return r.paths[r.nextPath]
 }
 
 func (r *Reader) finishInput() error {
@@ -219,7 +241,7 @@ func (r *Reader) NextBatch(b *Batch, maxBytes int) bool {
 	b.buf, b.ends = b.buf[:0], b.ends[:0]
 	b.Docs, b.Paths, b.Lines = b.Docs[:0], b.Paths[:0], b.Lines[:0]
 	for {
-		if src, ok := r.src.(*textSource); ok && !src.paragraphs && !r.held {
+		if src := r.lineSource(); src != nil && !r.held {
 			if r.appendLines(src, b, maxBytes) {
 				break
 			}
@@ -241,13 +263,26 @@ func (r *Reader) NextBatch(b *Batch, maxBytes int) bool {
 	return len(b.Docs) > 0
 }
 
+// lineSource returns the open input, or the archive's open member, when it
+// is plain text read line by line; nil otherwise.
+func (r *Reader) lineSource() *textSource {
+	src := r.src
+	if a, ok := src.(*archiveSource); ok {
+		src = a.member
+	}
+	if t, ok := src.(*textSource); ok && !t.paragraphs {
+		return t
+	}
+	return nil
+}
+
 // appendLines appends to b the documents of a plain-text input read line by
 // line, as NextBatch would one Next at a time, but without a call and a
 // Document per line. It returns true when the batch is full, holding the
 // document that did not fit, and false when src has no line left, which
 // Next then reports as the input's end or error.
 func (r *Reader) appendLines(src *textSource, b *Batch, maxBytes int) bool {
-	path := r.paths[r.nextPath]
+	path := r.docPath()
 	lines := src.lines
 	for lines.scan() {
 		t := lines.bytes()

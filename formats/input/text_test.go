@@ -186,7 +186,11 @@ func TestTextErrors(t *testing.T) {
 	// are refused as text and JSON Lines, after the documents before them.
 	t.Run("binary files", func(t *testing.T) {
 		a := writeFile(t, dir, "ok.jsonl", []byte(`{"text": "x"}`+"\n"))
-		for name, head := range map[string]string{"vocab.parquet": "PAR1\x15", "tokens.bin": "PWETOKS1"} {
+		for name, head := range map[string]string{
+			"vocab.parquet": "PAR1\x15", "tokens.bin": "PWETOKS1", "counts.arrow": "\xff\xff\xff\xff\x10\x01",
+			"data.arrow": "ARROW1\x00\x00", "texts.zip": "PK\x03\x04\x14\x00", "texts.7z": "7z\xbc\xaf\x27\x1c\x00\x04",
+			"texts.lz4": "\x04\x22\x4d\x18\x64\x40", "paper.pdf": "%PDF-1.7\n%",
+		} {
 			path := writeFile(t, dir, name, []byte(head+"\x00\x01 binary\n"))
 			for _, o := range []Options{{}, {TextField: "text"}} {
 				docs, r := readAll([]string{a, path}, o)
@@ -197,8 +201,10 @@ func TestTextErrors(t *testing.T) {
 			}
 		}
 		// Text that starts with the letters is text.
-		par := writeFile(t, dir, "par.txt", []byte("PAR1s of golf\n"))
-		equalDocs(t, mustReadAll(t, []string{par}, Options{}), []doc{{"PAR1s of golf", par, 1}})
+		for _, text := range []string{"PAR1s of golf", "ARROW10 points right"} {
+			par := writeFile(t, dir, "par.txt", []byte(text+"\n"))
+			equalDocs(t, mustReadAll(t, []string{par}, Options{}), []doc{{text, par, 1}})
+		}
 	})
 
 	t.Run("invalid options", func(t *testing.T) {

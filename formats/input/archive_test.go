@@ -1,0 +1,310 @@
+package input
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tarDir writes the files under root into a tar archive, in the order of a
+// directory walk, with their directories, a symbolic link and a hard link
+// (which the reader skips) and the hidden files (which it skips too).
+func tarDir(t testing.TB, root string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		hdr, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		hdr.Name = filepath.ToSlash(rel)
+		if d.IsDir() {
+			hdr.Name += "/"
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			_, err = tw.Write(data)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hdr := range []*tar.Header{
+		{Name: "link.txt", Typeflag: tar.TypeSymlink, Linkname: "a.txt"},
+		{Name: "hard.txt", Typeflag: tar.TypeLink, Linkname: "a.txt"},
+	} {
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// storedGzip is data in a gzip member without compression: ten bytes of
+// header and one stored block's five, for data under 64 KiB.
+func storedGzip(t testing.TB, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := gzip.NewWriterLevel(&b, gzip.NoCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.Bytes(); !bytes.Equal(out[15:15+len(data)], data) {
+		t.Fatal("the stored gzip member does not hold the data at byte 15")
+	}
+	return b.Bytes()
+}
+
+// readBatches drains a Reader with NextBatch.
+func readBatches(paths []string, opt Options, maxBytes int) ([]doc, *Reader) {
+	r := NewReader(paths, opt)
+	var docs []doc
+	var b Batch
+	for r.NextBatch(&b, maxBytes) {
+		for i, d := range b.Docs {
+			docs = append(docs, doc{string(d), b.Paths[i], b.Lines[i]})
+		}
+	}
+	return docs, r
+}
+
+// TestArchive reads tar archives, plain and compressed, against the same
+// files read from a directory: the same documents, lines and records
+// skipped, named by the member's path after the archive's.
+func TestArchive(t *testing.T) {
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "tree")
+	text := sampleText()
+	files := map[string][]byte{
+		"a.txt":             []byte("alpha beta\n\ngamma\r\nlast line without end"),
+		"b/c.jsonl":         []byte(`{"text": "one"}` + "\n" + `{"text": null}` + "\n" + `{"text": "two"}` + "\n"),
+		"b/d/e.txt":         text,
+		"b/d/f.txt.gz":      gzipBytes(t, []byte("inside gzip\n")),
+		"b/g.txt.zst":       zstdBytes(t, []byte("inside zstd\n\nand more\n")),
+		"empty.txt":         nil,
+		".hidden.txt":       []byte("never read\n"),
+		"b/.cache/h.txt":    []byte("never read either\n"),
+		"z/last.txt":        []byte("the end\n"),
+		"b/d/long-name.txt": []byte(strings.Repeat("long ", 30) + "\n"),
+	}
+	for name, data := range files {
+		writeFile(t, tree, name, data)
+	}
+	// A name longer than the 100 bytes of a plain tar header.
+	deep := filepath.Join("b", strings.Repeat("x", 60), strings.Repeat("y", 60)+".txt")
+	writeFile(t, tree, deep, []byte("deep file\n"))
+	archive := tarDir(t, tree)
+	paths, err := Expand([]string{tree})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	archives := map[string][]byte{
+		"a.tar": archive, "a.tar.gz": gzipBytes(t, archive), "a.tgz": gzipBytes(t, archive), "a.tar.zst": zstdBytes(t, archive),
+		// Zeros after the end, as tar pads to its record size: they are
+		// read for the fingerprint.
+		"padded.tar": append(bytes.Clone(archive), make([]byte, 100<<10)...),
+	}
+	if _, err := exec.LookPath("xz"); err == nil {
+		archives["a.tar.xz"] = xzBytes(t, archive)
+	}
+	if _, err := exec.LookPath("bzip2"); err == nil {
+		archives["a.tbz2"] = bzip2Bytes(t, archive)
+	}
+	for _, opt := range []Options{{}, {DocSep: DocSepBlank}} {
+		// The reference: the unpacked files, the JSON Lines file read as
+		// JSON Lines when the others are read as text would fail, so both
+		// are read as text.
+		want := mustReadAll(t, paths, opt)
+		for name, data := range archives {
+			path := writeFile(t, dir, name, data)
+			rename := func(docs []doc) []doc {
+				out := make([]doc, len(docs))
+				for i, d := range docs {
+					rel, err := filepath.Rel(tree, d.Path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out[i] = doc{d.Text, path + "/" + filepath.ToSlash(rel), d.Line}
+				}
+				return out
+			}
+			got := mustReadAll(t, []string{path}, opt)
+			equalDocs(t, got, rename(want))
+			batched, r := readBatches([]string{path}, opt, 64)
+			if err := r.Err(); err != nil {
+				t.Fatalf("%s in batches: %v", name, err)
+			}
+			equalDocs(t, batched, rename(want))
+			sum := sha256.Sum256(data)
+			wantFP := Fingerprint{Path: path, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+			if fps := r.Fingerprints(); len(fps) != 1 || fps[0] != wantFP {
+				t.Errorf("%s: fingerprints %+v, want %+v", name, fps, wantFP)
+			}
+		}
+	}
+
+	// JSON Lines members: the records skipped are counted as in the file.
+	jsonl := filepath.Join(dir, "j.tar")
+	jtree := filepath.Join(dir, "jtree")
+	writeFile(t, jtree, "c.jsonl", files["b/c.jsonl"])
+	writeFile(t, jtree, "d.jsonl", []byte(`{"text": "three"}`+"\n"+`{"other": 1}`+"\n"))
+	if err := os.WriteFile(jsonl, tarDir(t, jtree), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	docs, r := readAll([]string{jsonl}, Options{TextField: "text"})
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	equalDocs(t, docs, []doc{{"one", jsonl + "/c.jsonl", 1}, {"two", jsonl + "/c.jsonl", 3}, {"three", jsonl + "/d.jsonl", 1}})
+	if n := r.Skipped(); n != 2 {
+		t.Errorf("skipped %d records, want 2", n)
+	}
+}
+
+// TestArchiveErrors: a damaged archive, or a member that is not text, is
+// an error naming the archive or the member, after the documents before
+// it.
+func TestArchiveErrors(t *testing.T) {
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "tree")
+	writeFile(t, tree, "a.txt", []byte("first file\n"))
+	writeFile(t, tree, "b.txt", bytes.Repeat([]byte("some words on a line\n"), 200))
+	good := tarDir(t, tree)
+	writeFile(t, tree, "c.parquet", []byte("PAR1\x15\x00 not text"))
+	binary := tarDir(t, tree)
+	emptyTree := filepath.Join(dir, "empty")
+	writeFile(t, emptyTree, ".only-hidden.txt", []byte("x\n"))
+	gz := gzipBytes(t, good)
+	// A header whose checksum no longer matches.
+	badHeader := bytes.Clone(good)
+	badHeader[0] ^= 0x20
+
+	// b.txt's data starts after two headers and a.txt's block; cut 1000
+	// bytes into it, the archive ends inside its 48th line, and a damaged
+	// compression is found inside a member too.
+	const lineLen = int64(len("some words on a line\n"))
+	cut := 3*512 + 1000
+	cases := []struct {
+		name   string
+		data   []byte
+		docs   int    // documents read before the error
+		where  string // the path the error names, after dir
+		line   int64
+		target error
+	}{
+		{"truncated.tar.gz", gz[:len(gz)-12], 201, "truncated.tar.gz", 0, ErrCorrupt},
+		// Stored (uncompressed) deflate: the tar's bytes follow the gzip
+		// header and the block's, so the cut falls inside b.txt.
+		{"stored.tar.gz", storedGzip(t, good)[:10+5+cut], int(1 + 1000/lineLen), "stored.tar.gz/b.txt", 1000/lineLen + 1, ErrCorrupt},
+		{"truncated.tar", good[:cut], int(1 + 1000/lineLen), "truncated.tar/b.txt", 1000/lineLen + 1, ErrBadArchive},
+		{"truncated-header.tar", good[:1500], 1, "truncated-header.tar", 0, ErrBadArchive},
+		{"bad-header.tar", badHeader, 0, "bad-header.tar", 0, ErrBadArchive},
+		{"binary.tar", binary, 201, "binary.tar/c.parquet", 0, ErrNotText},
+		{"empty.tar", tarDir(t, emptyTree), 0, "empty.tar", 0, ErrEmptyArchive},
+		{"text.tar.gz", []byte("not gzip\n"), 0, "text.tar.gz", 0, ErrWrongMagic},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, dir, c.name, c.data)
+			docs, r := readAll([]string{path}, Options{})
+			if len(docs) != c.docs {
+				t.Errorf("%d documents before the error, want %d", len(docs), c.docs)
+			}
+			if r.Err() == nil {
+				t.Fatal("no error")
+			}
+			wantParseError(t, r.Err(), filepath.Join(dir, c.where), c.line, c.target)
+		})
+	}
+
+	// Parquet files cannot be read from an archive.
+	path := writeFile(t, dir, "p.tar", good)
+	_, r := readAll([]string{path}, Options{TextColumn: "text"})
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "unpack it") {
+		t.Errorf("Parquet from an archive: %v", err)
+	}
+	wantParseError(t, r.Err(), path, 0, nil)
+	// Standard input is never taken for an archive, whatever it holds.
+	withStdin(t, good)
+	docs, r := readAll([]string{"-"}, Options{})
+	if r.Err() != nil || len(docs) == 0 || !strings.HasPrefix(docs[0].Text, "a.txt") {
+		t.Errorf("stdin: %d documents, first %v, %v", len(docs), docs[:min(len(docs), 1)], r.Err())
+	}
+	if errors.Is(r.Err(), ErrBadArchive) {
+		t.Error(fmt.Sprint(r.Err()))
+	}
+}
+
+// FuzzArchive reads arbitrary bytes as a tar archive: it never panics, and
+// an error is a *ParseError naming the archive or one of its members.
+func FuzzArchive(f *testing.F) {
+	dir := f.TempDir()
+	tree := filepath.Join(dir, "tree")
+	writeFile(f, tree, "a.txt", []byte("first file\nsecond line\n"))
+	writeFile(f, tree, "b/c.txt", []byte("more\n\nwords\n"))
+	good := tarDir(f, tree)
+	f.Add(good)
+	f.Add(good[:700])
+	f.Add(gzipBytes(f, good))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "x.tar")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, opt := range []Options{{}, {DocSep: DocSepBlank}, {TextField: "text"}} {
+			docs, r := readBatches([]string{path}, opt, 1<<10)
+			for _, d := range docs {
+				if !strings.HasPrefix(d.Path, path+"/") {
+					t.Fatalf("document at %s, not in the archive", d.Path)
+				}
+			}
+			if err := r.Err(); err != nil {
+				var pe *ParseError
+				if !errors.As(err, &pe) || pe.Path != path && !strings.HasPrefix(pe.Path, path+"/") {
+					t.Fatalf("error %v (%T) does not name the archive", err, err)
+				}
+			}
+		}
+	})
+}
