@@ -28,11 +28,11 @@ func init() {
 		name: "tokenize",
 		args: "INPUT... -o vocab.parquet [--tokens tokens.bin]",
 		summary: `Count the tokens of a corpus and write its vocabulary.
-INPUT is a file, a directory (read recursively), a tar archive (read member
-by member: .tar, .tar.gz, .tgz, .tar.zst, .tar.bz2, .tar.xz), a glob pattern
-("**" for any number of directories: 'corpus/**/*.txt') or - for standard
-input; .gz, .zst, .bz2 and .xz files are decompressed. Tokens are Unicode
-words (UAX #29), case-folded unless --no-lower. With --tokens, the corpus is
+INPUT is a file, a directory (read recursively), a tar or zip archive (read
+member by member: .tar, .tar.gz, .tgz, .tar.zst, .tar.bz2, .tar.xz, .zip), a
+glob pattern ("**" for any number of directories: 'corpus/**/*.txt') or -
+for standard input; .gz, .zst, .bz2 and .xz files are decompressed. Tokens
+are Unicode words (UAX #29), case-folded unless --no-lower. With --tokens, the corpus is
 also written as token ids, which pwe count --tokens reads instead of the text
 (for English text about a third of its size; it saves count from
 decompressing and segmenting the corpus again). The table of distinct tokens

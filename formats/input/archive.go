@@ -2,9 +2,11 @@ package input
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -25,7 +27,26 @@ func isTarName(p string) bool {
 	return false
 }
 
-// archiveSource reads the regular files of a tar archive, in the archive's
+// zipMagic begins a zip archive's first local file header, and zipEmpty
+// an archive without files.
+var (
+	zipMagic = []byte("PK\x03\x04")
+	zipEmpty = []byte("PK\x05\x06")
+)
+
+// archiveEntries lists the members of an archive.
+type archiveEntries interface {
+	// next returns the next member that is a regular file, by its
+	// slash-separated name, with a reader of its bytes, valid until the
+	// next call; io.EOF after the last.
+	next() (name string, r io.Reader, err error)
+	// fingerprint describes the archive's raw bytes, once next has
+	// returned io.EOF.
+	fingerprint() (Fingerprint, error)
+	close() error
+}
+
+// archiveSource reads the regular files of an archive, in the archive's
 // order, each as an input of its own: its documents are numbered by line
 // within it and carry its name after the archive's path, as if the archive
 // were a directory ("corpus.tar.gz/train/pos/0_9.txt"). Members whose
@@ -33,17 +54,13 @@ func isTarName(p string) bool {
 // directory walk, and so are directories, links and devices. The
 // archive's fingerprint covers all of its bytes.
 type archiveSource struct {
-	file     *File // the archive, decompressed
-	tr       *tar.Reader
+	path     string
+	entries  archiveEntries
 	source   func(*File) docSource // a member's source, text or JSONL
 	member   docSource             // the open member, nil between members
 	name     string                // the open member's path
 	members  int
 	nskipped int64 // of the members closed
-}
-
-func newArchiveSource(f *File, source func(*File) docSource) *archiveSource {
-	return &archiveSource{file: f, tr: tar.NewReader(f), source: source}
 }
 
 func (s *archiveSource) next() ([]byte, int64, error) {
@@ -66,30 +83,22 @@ func (s *archiveSource) next() ([]byte, int64, error) {
 // nextMember opens the next member kept; io.EOF at the archive's end.
 func (s *archiveSource) nextMember() error {
 	for {
-		hdr, err := s.tr.Next()
+		name, r, err := s.entries.next()
 		switch {
 		case err == io.EOF:
-			// Whatever follows the archive's end (tar pads to its
-			// record size) is read too, for the fingerprint and the
-			// compression's own checks.
-			if _, err := io.Copy(io.Discard, s.file); err != nil {
-				return err
-			}
 			if s.members == 0 {
-				return &ParseError{Path: s.file.path, Err: ErrEmptyArchive}
+				return &ParseError{Path: s.path, Err: ErrEmptyArchive}
 			}
 			return io.EOF
 		case err != nil:
 			return s.archiveError(err)
-		case hdr.Typeflag != tar.TypeReg:
-			continue
 		}
-		name := strings.TrimPrefix(path.Clean(hdr.Name), "/")
+		name = strings.TrimPrefix(path.Clean(name), "/")
 		if hiddenPart(name) {
 			continue
 		}
-		s.name = s.file.path + "/" + name
-		mf, err := newFileHashing(s.name, memberReader{s.tr}, nil, nil)
+		s.name = s.path + "/" + name
+		mf, err := newFileHashing(s.name, memberReader{r}, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -106,17 +115,19 @@ func (s *archiveSource) nextMember() error {
 // memberReader reads a member's bytes, with the errors met under it said
 // as the member's: the archive's decompression fails (reported as the
 // archive's error, which the member's path names), or the archive ends
-// inside the member.
-type memberReader struct{ tr *tar.Reader }
+// inside the member, or the member's own compression or checksum in a zip
+// archive fails.
+type memberReader struct{ r io.Reader }
 
 func (m memberReader) Read(p []byte) (int, error) {
-	n, err := m.tr.Read(p)
+	n, err := m.r.Read(p)
 	var pe *ParseError
 	switch {
+	case err == nil || err == io.EOF:
 	case errors.As(err, &pe):
 		err = pe.Err
-	case err == io.ErrUnexpectedEOF:
-		err = fmt.Errorf("%w: unexpected EOF", ErrBadArchive)
+	default:
+		err = fmt.Errorf("%w: %v", ErrBadArchive, err)
 	}
 	return n, err
 }
@@ -132,17 +143,14 @@ func hiddenPart(name string) bool {
 	return false
 }
 
-// archiveError names the archive in an error of its tar structure; the
+// archiveError names the archive in an error of its structure; the
 // decompression's errors name it already.
 func (s *archiveSource) archiveError(err error) error {
 	var pe *ParseError
 	if errors.As(err, &pe) {
 		return err
 	}
-	if err == io.ErrUnexpectedEOF {
-		err = errors.New("unexpected EOF")
-	}
-	return &ParseError{Path: s.file.path, Err: fmt.Errorf("%w: %v", ErrBadArchive, err)}
+	return &ParseError{Path: s.path, Err: fmt.Errorf("%w: %v", ErrBadArchive, err)}
 }
 
 func (s *archiveSource) closeMember() error {
@@ -160,12 +168,108 @@ func (s *archiveSource) skipped() int64 {
 	return n
 }
 
-func (s *archiveSource) fingerprint() (Fingerprint, error) { return s.file.Fingerprint(), nil }
+func (s *archiveSource) fingerprint() (Fingerprint, error) { return s.entries.fingerprint() }
 
 func (s *archiveSource) close() error {
 	if s.member != nil {
 		s.member.close()
 		s.member = nil
 	}
-	return s.file.Close()
+	return s.entries.close()
+}
+
+// tarEntries are the members of a tar archive, read as a stream from the
+// decompressed file.
+type tarEntries struct {
+	file *File
+	tr   *tar.Reader
+}
+
+func newTarEntries(f *File) *tarEntries { return &tarEntries{file: f, tr: tar.NewReader(f)} }
+
+func (t *tarEntries) next() (string, io.Reader, error) {
+	for {
+		hdr, err := t.tr.Next()
+		switch {
+		case err == io.EOF:
+			// Whatever follows the archive's end (tar pads to its
+			// record size) is read too, for the fingerprint and the
+			// compression's own checks.
+			if _, err := io.Copy(io.Discard, t.file); err != nil {
+				return "", nil, err
+			}
+			return "", nil, io.EOF
+		case err == io.ErrUnexpectedEOF:
+			return "", nil, errors.New("unexpected EOF")
+		case err != nil:
+			return "", nil, err
+		case hdr.Typeflag == tar.TypeReg:
+			return hdr.Name, t.tr, nil
+		}
+	}
+}
+
+func (t *tarEntries) fingerprint() (Fingerprint, error) { return t.file.Fingerprint(), nil }
+
+func (t *tarEntries) close() error { return t.file.Close() }
+
+// zipEntries are the members of a zip archive, in the order of its
+// central directory, which is read first: zip needs the file itself, not
+// a stream. The fingerprint reads the whole file once more.
+type zipEntries struct {
+	path string
+	f    *os.File
+	zr   *zip.Reader
+	i    int
+	open io.ReadCloser // the member being read
+}
+
+// openZip opens the zip archive at path; a damaged one is an error naming
+// it.
+func openZip(path string) (*zipEntries, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &ParseError{Path: path, Err: unwrapPathError(err)}
+	}
+	info, err := f.Stat()
+	if err == nil {
+		var zr *zip.Reader
+		if zr, err = zip.NewReader(f, info.Size()); err == nil {
+			return &zipEntries{path: path, f: f, zr: zr}, nil
+		}
+		err = fmt.Errorf("%w: %v", ErrBadArchive, err)
+	}
+	f.Close()
+	return nil, &ParseError{Path: path, Err: unwrapPathError(err)}
+}
+
+func (z *zipEntries) next() (string, io.Reader, error) {
+	if z.open != nil {
+		z.open.Close()
+		z.open = nil
+	}
+	for ; z.i < len(z.zr.File); z.i++ {
+		zf := z.zr.File[z.i]
+		if !zf.Mode().IsRegular() {
+			continue
+		}
+		z.i++
+		rc, err := zf.Open()
+		if err != nil {
+			return "", nil, &ParseError{Path: z.path + "/" + zf.Name, Err: fmt.Errorf("%w: %v", ErrBadArchive, err)}
+		}
+		z.open = rc
+		return zf.Name, rc, nil
+	}
+	return "", nil, io.EOF
+}
+
+func (z *zipEntries) fingerprint() (Fingerprint, error) { return FingerprintFile(z.path) }
+
+func (z *zipEntries) close() error {
+	if z.open != nil {
+		z.open.Close()
+		z.open = nil
+	}
+	return z.f.Close()
 }

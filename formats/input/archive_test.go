@@ -2,6 +2,7 @@ package input
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -9,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,14 +26,7 @@ func tarDir(t testing.TB, root string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil || rel == "." {
-			return err
-		}
+	eachInTree(t, root, func(name string, p string, d fs.DirEntry) error {
 		info, err := d.Info()
 		if err != nil {
 			return err
@@ -39,7 +35,7 @@ func tarDir(t testing.TB, root string) []byte {
 		if err != nil {
 			return err
 		}
-		hdr.Name = filepath.ToSlash(rel)
+		hdr.Name = name
 		if d.IsDir() {
 			hdr.Name += "/"
 		}
@@ -56,9 +52,6 @@ func tarDir(t testing.TB, root string) []byte {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, hdr := range []*tar.Header{
 		{Name: "link.txt", Typeflag: tar.TypeSymlink, Linkname: "a.txt"},
 		{Name: "hard.txt", Typeflag: tar.TypeLink, Linkname: "a.txt"},
@@ -68,6 +61,74 @@ func tarDir(t testing.TB, root string) []byte {
 		}
 	}
 	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// eachInTree calls fn for each file and directory below root, in the order
+// of a directory walk, with its slash-separated name from root.
+func eachInTree(t testing.TB, root string, fn func(name, path string, d fs.DirEntry) error) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		return fn(filepath.ToSlash(rel), p, d)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// zipDir writes the files under root into a zip archive, in the order of a
+// directory walk, deflated, with their directories and the hidden files.
+func zipDir(t testing.TB, root string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	eachInTree(t, root, func(name string, p string, d fs.DirEntry) error {
+		if d.IsDir() {
+			_, err := zw.Create(name + "/")
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		w, err := zw.Create(name)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	})
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// storedZip is a zip archive of files, in name order, stored without
+// compression.
+func storedZip(t testing.TB, files map[string][]byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(files[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -143,6 +204,28 @@ func TestArchive(t *testing.T) {
 		// Zeros after the end, as tar pads to its record size: they are
 		// read for the fingerprint.
 		"padded.tar": append(bytes.Clone(archive), make([]byte, 100<<10)...),
+		"a.zip":      zipDir(t, tree),
+		// A zip archive is known by its magic bytes too.
+		"zip-named.dat": zipDir(t, tree),
+	}
+	if zipCmd, err := exec.LookPath("zip"); err == nil {
+		// Info-ZIP's zip, an implementation of its own, in walk order.
+		out := filepath.Join(dir, "cmd.zip")
+		var names []string
+		for _, p := range paths {
+			rel, _ := filepath.Rel(tree, p)
+			names = append(names, rel)
+		}
+		cmd := exec.Command(zipCmd, append([]string{"-q", "-9", out}, names...)...)
+		cmd.Dir = tree
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		archives["cmd.zip"] = data
 	}
 	if _, err := exec.LookPath("xz"); err == nil {
 		archives["a.tar.xz"] = xzBytes(t, archive)
@@ -210,6 +293,12 @@ func TestArchiveErrors(t *testing.T) {
 	writeFile(t, tree, "a.txt", []byte("first file\n"))
 	writeFile(t, tree, "b.txt", bytes.Repeat([]byte("some words on a line\n"), 200))
 	good := tarDir(t, tree)
+	goodZip := zipDir(t, tree)
+	// A letter of b.txt, stored without compression, changed: the
+	// member's checksum fails at its end, after its 200 lines.
+	corruptZip := storedZip(t, map[string][]byte{"a.txt": []byte("first file\n"), "b.txt": bytes.Repeat([]byte("some words on a line\n"), 200)})
+	at := bytes.Index(corruptZip, []byte("some words")) + 1000
+	corruptZip[at] ^= 0x01
 	writeFile(t, tree, "c.parquet", []byte("PAR1\x15\x00 not text"))
 	binary := tarDir(t, tree)
 	emptyTree := filepath.Join(dir, "empty")
@@ -242,6 +331,11 @@ func TestArchiveErrors(t *testing.T) {
 		{"binary.tar", binary, 201, "binary.tar/c.parquet", 0, ErrNotText},
 		{"empty.tar", tarDir(t, emptyTree), 0, "empty.tar", 0, ErrEmptyArchive},
 		{"text.tar.gz", []byte("not gzip\n"), 0, "text.tar.gz", 0, ErrWrongMagic},
+		{"truncated.zip", goodZip[:len(goodZip)-30], 0, "truncated.zip", 0, ErrBadArchive},
+		{"corrupt.zip", corruptZip, 201, "corrupt.zip/b.txt", 201, ErrBadArchive},
+		{"binary.zip", zipDir(t, tree), 201, "binary.zip/c.parquet", 0, ErrNotText},
+		{"empty.zip", zipDir(t, emptyTree), 0, "empty.zip", 0, ErrEmptyArchive},
+		{"text.zip", []byte("not a zip\n"), 0, "text.zip", 0, ErrBadArchive},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -264,6 +358,10 @@ func TestArchiveErrors(t *testing.T) {
 		t.Errorf("Parquet from an archive: %v", err)
 	}
 	wantParseError(t, r.Err(), path, 0, nil)
+	// A zip archive needs its file: on standard input it is refused.
+	withStdin(t, goodZip)
+	_, r = readAll([]string{"-"}, Options{})
+	wantParseError(t, r.Err(), "-", 0, ErrNotText)
 	// Standard input is never taken for an archive, whatever it holds.
 	withStdin(t, good)
 	docs, r := readAll([]string{"-"}, Options{})
@@ -275,7 +373,7 @@ func TestArchiveErrors(t *testing.T) {
 	}
 }
 
-// FuzzArchive reads arbitrary bytes as a tar archive: it never panics, and
+// FuzzArchive reads arbitrary bytes as a tar or zip archive: it never panics, and
 // an error is a *ParseError naming the archive or one of its members.
 func FuzzArchive(f *testing.F) {
 	dir := f.TempDir()
@@ -287,7 +385,9 @@ func FuzzArchive(f *testing.F) {
 	f.Add(good[:700])
 	f.Add(gzipBytes(f, good))
 	f.Add([]byte{})
+	f.Add(zipDir(f, tree))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// x.tar is read as zip when it begins as one.
 		path := filepath.Join(t.TempDir(), "x.tar")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)

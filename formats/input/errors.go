@@ -23,7 +23,7 @@ var (
 	ErrParquetStream = errors.New("input: Parquet input must be a file on disk, not stdin")
 	ErrNotText       = errors.New("input: a binary file where text was expected")
 	ErrEmptyArchive  = errors.New("input: archive contains no files")
-	ErrBadArchive    = errors.New("input: truncated or damaged tar archive")
+	ErrBadArchive    = errors.New("input: truncated or damaged archive")
 )
 
 // ParseError reports a problem with one input, with the position where it

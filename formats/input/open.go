@@ -253,8 +253,8 @@ func binaryKind(head []byte) string {
 		return "a pwe token stream (pwe count reads it with --tokens)"
 	case bytes.HasPrefix(head, []byte("\xff\xff\xff\xff")) || bytes.HasPrefix(head, []byte("ARROW1\x00\x00")):
 		return "an Arrow IPC stream or file, not text"
-	case bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06")):
-		return "a zip archive (unpack it, and name the files or their directory)"
+	case bytes.HasPrefix(head, zipMagic) || bytes.HasPrefix(head, zipEmpty):
+		return "a zip archive (pwe reads one named as a file, not from standard input or compressed)"
 	case bytes.HasPrefix(head, []byte("7z\xbc\xaf\x27\x1c")):
 		return "a 7-Zip archive (unpack it, and name the files or their directory)"
 	case bytes.HasPrefix(head, []byte("\x04\x22\x4d\x18")):

@@ -1,9 +1,14 @@
 package input
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/pwe-project/pwe/internal/sample"
 )
 
 // Document is one document of the input. Text is valid only until the next
@@ -107,28 +112,43 @@ func (r *Reader) open(path string) (docSource, error) {
 	if r.onRead != nil {
 		hook = r.countRead
 	}
-	archive := path != "-" && isTarName(path)
+	named := path != "-" && path != sample.Name
+	isZip := named && strings.EqualFold(filepath.Ext(path), ".zip")
 	if r.opt.Format == Parquet {
-		if archive {
-			return nil, &ParseError{Path: path, Err: errors.New("input: a tar archive; its Parquet files cannot be read from it: unpack it, and name the files or their directory")}
+		if named && (isZip || isTarName(path)) {
+			return nil, &ParseError{Path: path, Err: errors.New("input: an archive; its Parquet files cannot be read from it: unpack it, and name the files or their directory")}
 		}
 		return openParquet(path, r.opt.TextColumn, hook)
 	}
-	f, err := Open(path)
+	if !isZip {
+		f, err := Open(path)
+		if err != nil {
+			return nil, err
+		}
+		isZip = named && (bytes.HasPrefix(f.head, zipMagic) || bytes.HasPrefix(f.head, zipEmpty))
+		switch kind := binaryKind(f.head); {
+		case isZip:
+			f.Close()
+		case kind != "":
+			f.Close()
+			return nil, &ParseError{Path: path, Err: fmt.Errorf("%w: %s", ErrNotText, kind)}
+		case named && isTarName(path):
+			if hook != nil {
+				f.OnRead(hook)
+			}
+			return &archiveSource{path: path, entries: newTarEntries(f), source: r.source}, nil
+		default:
+			if hook != nil {
+				f.OnRead(hook)
+			}
+			return r.source(f), nil
+		}
+	}
+	z, err := openZip(path)
 	if err != nil {
 		return nil, err
 	}
-	if kind := binaryKind(f.head); kind != "" {
-		f.Close()
-		return nil, &ParseError{Path: path, Err: fmt.Errorf("%w: %s", ErrNotText, kind)}
-	}
-	if hook != nil {
-		f.OnRead(hook)
-	}
-	if archive {
-		return newArchiveSource(f, r.source), nil
-	}
-	return r.source(f), nil
+	return &archiveSource{path: path, entries: z, source: r.source}, nil
 }
 
 // source returns the documents of f, text or JSON Lines.

@@ -188,7 +188,7 @@ func TestTextErrors(t *testing.T) {
 		a := writeFile(t, dir, "ok.jsonl", []byte(`{"text": "x"}`+"\n"))
 		for name, head := range map[string]string{
 			"vocab.parquet": "PAR1\x15", "tokens.bin": "PWETOKS1", "counts.arrow": "\xff\xff\xff\xff\x10\x01",
-			"data.arrow": "ARROW1\x00\x00", "texts.zip": "PK\x03\x04\x14\x00", "texts.7z": "7z\xbc\xaf\x27\x1c\x00\x04",
+			"data.arrow": "ARROW1\x00\x00", "texts.7z": "7z\xbc\xaf\x27\x1c\x00\x04",
 			"texts.lz4": "\x04\x22\x4d\x18\x64\x40", "paper.pdf": "%PDF-1.7\n%",
 		} {
 			path := writeFile(t, dir, name, []byte(head+"\x00\x01 binary\n"))
