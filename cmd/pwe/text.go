@@ -17,10 +17,10 @@ func versionString() string { return version.String() }
 // textInputFlags declares the flags that say how a corpus splits into
 // documents.
 func textInputFlags(fs *flag.FlagSet, in *stages.TextInput) {
-	fs.StringVar(&in.Format, "format", "", "input `format`: text, jsonl or parquet (implied by --text-field / --text-column)")
+	fs.StringVar(&in.Format, "format", "", "input `format`: text, jsonl, parquet, csv or tsv (implied by --text-field / --text-column and .csv/.tsv names)")
 	fs.StringVar(&in.DocSep, "doc-sep", "", "text documents: `line` (one per line, the default) or blank (paragraphs)")
 	fs.StringVar(&in.TextField, "text-field", "", "JSON Lines input: the `field` holding the text (a.b: field b of object a)")
-	fs.StringVar(&in.TextColumn, "text-column", "", "Parquet input: the `column` holding the text")
+	fs.StringVar(&in.TextColumn, "text-column", "", "Parquet or CSV input: the `column` holding the text (CSV: by its header)")
 }
 
 func init() {
@@ -41,6 +41,7 @@ and are merged, which leaves the vocabulary unchanged.`,
 		example: `  pwe tokenize corpus/ -o vocab.parquet --max-vocab 50000 --min-count 5
   pwe tokenize posts.jsonl.zst --text-field body -o vocab.parquet
   pwe tokenize 'archive/**/*.txt.gz' -o vocab.parquet
+  pwe tokenize reviews.csv.gz --text-column review -o vocab.parquet
   pwe tokenize corpus/ -o vocab.parquet --tokens tokens.bin && pwe count --tokens tokens.bin --vocab vocab.parquet -o counts.parquet`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.TokenizeConfig

@@ -56,9 +56,9 @@ type archiveEntries interface {
 type archiveSource struct {
 	path     string
 	entries  archiveEntries
-	source   func(*File) docSource // a member's source, text or JSONL
-	member   docSource             // the open member, nil between members
-	name     string                // the open member's path
+	source   func(*File) (docSource, error) // a member's source, text, JSONL or CSV
+	member   docSource                      // the open member, nil between members
+	name     string                         // the open member's path
 	members  int
 	nskipped int64 // of the members closed
 }
@@ -106,7 +106,10 @@ func (s *archiveSource) nextMember() error {
 			mf.Close()
 			return &ParseError{Path: s.name, Err: fmt.Errorf("%w: %s", ErrNotText, kind)}
 		}
-		s.member = s.source(mf)
+		if s.member, err = s.source(mf); err != nil {
+			mf.Close()
+			return err
+		}
 		s.members++
 		return nil
 	}

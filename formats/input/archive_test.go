@@ -351,13 +351,14 @@ func TestArchiveErrors(t *testing.T) {
 		})
 	}
 
-	// Parquet files cannot be read from an archive.
+	// Parquet files cannot be read from an archive: the first member
+	// that is not CSV says so.
 	path := writeFile(t, dir, "p.tar", good)
 	_, r := readAll([]string{path}, Options{TextColumn: "text"})
 	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "unpack it") {
 		t.Errorf("Parquet from an archive: %v", err)
 	}
-	wantParseError(t, r.Err(), path, 0, nil)
+	wantParseError(t, r.Err(), path+"/a.txt", 0, nil)
 	// A zip archive needs its file: on standard input it is refused.
 	withStdin(t, goodZip)
 	_, r = readAll([]string{"-"}, Options{})

@@ -22,6 +22,7 @@ var (
 	ErrColumnType    = errors.New("input: column does not hold strings")
 	ErrParquetStream = errors.New("input: Parquet input must be a file on disk, not stdin")
 	ErrNotText       = errors.New("input: a binary file where text was expected")
+	ErrInvalidCSV    = errors.New("input: invalid CSV")
 	ErrEmptyArchive  = errors.New("input: archive contains no files")
 	ErrBadArchive    = errors.New("input: truncated or damaged archive")
 )

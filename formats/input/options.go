@@ -12,6 +12,8 @@ const (
 	Text    Format = iota // a document per line, or per paragraph (Options.DocSep)
 	JSONL                 // a JSON object per line; the document is Options.TextField
 	Parquet               // the document is the string column Options.TextColumn
+	CSV                   // CSV with a header row; the document is the column Options.TextColumn
+	TSV                   // CSV separated by tabs
 )
 
 func (f Format) String() string {
@@ -22,6 +24,10 @@ func (f Format) String() string {
 		return "jsonl"
 	case Parquet:
 		return "parquet"
+	case CSV:
+		return "csv"
+	case TSV:
+		return "tsv"
 	}
 	return fmt.Sprintf("Format(%d)", int(f))
 }
@@ -36,8 +42,12 @@ func ParseFormat(s string) (Format, error) {
 		return JSONL, nil
 	case "parquet":
 		return Parquet, nil
+	case "csv":
+		return CSV, nil
+	case "tsv":
+		return TSV, nil
 	}
-	return 0, fmt.Errorf("input: unknown format %q (want text, jsonl or parquet)", s)
+	return 0, fmt.Errorf("input: unknown format %q (want text, jsonl, parquet, csv or tsv)", s)
 }
 
 // Document separators for Text.
@@ -53,7 +63,8 @@ const DefaultMaxLineBytes = 64 << 20
 // Options say how inputs are split into documents.
 type Options struct {
 	// Format of every input. The zero value means Text, unless TextField
-	// is set (then JSONL) or TextColumn is set (then Parquet).
+	// is set (then JSONL) or TextColumn is set (then Parquet, except for
+	// files named .csv or .tsv, compressed or not, read as CSV or TSV).
 	Format Format
 	// DocSep is "line" (the default): every non-blank line is a document;
 	// or "blank": paragraphs separated by blank lines (lines holding only
@@ -65,12 +76,16 @@ type Options struct {
 	// the whole name. Lines where it is null or missing are skipped and
 	// counted (Reader.Skipped).
 	TextField string
-	// TextColumn names the Parquet string column; nested columns are named
-	// by their dotted path. Null values are skipped and counted.
+	// TextColumn names the Parquet string column, nested columns by their
+	// dotted path, or the CSV column by its header. Null values (empty
+	// CSV fields) are skipped and counted.
 	TextColumn string
-	// MaxLineBytes bounds a line (text, JSONL) or a paragraph; longer ones
-	// are an error. Zero means DefaultMaxLineBytes.
+	// MaxLineBytes bounds a line (text, JSONL), a paragraph or a CSV
+	// record; longer ones are an error. Zero means DefaultMaxLineBytes.
 	MaxLineBytes int
+
+	// columnImplied: Parquet came from TextColumn, not from Format.
+	columnImplied bool
 }
 
 func (o Options) withDefaults() Options {
@@ -79,7 +94,7 @@ func (o Options) withDefaults() Options {
 		case o.TextField != "" && o.TextColumn == "":
 			o.Format = JSONL
 		case o.TextColumn != "" && o.TextField == "":
-			o.Format = Parquet
+			o.Format, o.columnImplied = Parquet, true
 		}
 	}
 	if o.DocSep == "" {
@@ -115,12 +130,12 @@ func (o Options) Validate() error {
 		if o.TextColumn != "" {
 			return errors.New("input: --text-column does not apply to JSON Lines input")
 		}
-	case Parquet:
+	case Parquet, CSV, TSV:
 		if o.TextColumn == "" {
-			return errors.New("input: Parquet input needs --text-column, the column that holds the text")
+			return fmt.Errorf("input: %v input needs --text-column, the column that holds the text", o.Format)
 		}
 		if o.TextField != "" {
-			return errors.New("input: --text-field does not apply to Parquet input")
+			return fmt.Errorf("input: --text-field does not apply to %v input", o.Format)
 		}
 	default:
 		return fmt.Errorf("input: unknown %v", o.Format)

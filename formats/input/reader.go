@@ -114,10 +114,8 @@ func (r *Reader) open(path string) (docSource, error) {
 	}
 	named := path != "-" && path != sample.Name
 	isZip := named && strings.EqualFold(filepath.Ext(path), ".zip")
-	if r.opt.Format == Parquet {
-		if named && (isZip || isTarName(path)) {
-			return nil, &ParseError{Path: path, Err: errors.New("input: an archive; its Parquet files cannot be read from it: unpack it, and name the files or their directory")}
-		}
+	archive := isZip || named && isTarName(path)
+	if r.opt.Format == Parquet && !archive && r.csvComma(path) == 0 {
 		return openParquet(path, r.opt.TextColumn, hook)
 	}
 	if !isZip {
@@ -132,7 +130,7 @@ func (r *Reader) open(path string) (docSource, error) {
 		case kind != "":
 			f.Close()
 			return nil, &ParseError{Path: path, Err: fmt.Errorf("%w: %s", ErrNotText, kind)}
-		case named && isTarName(path):
+		case archive:
 			if hook != nil {
 				f.OnRead(hook)
 			}
@@ -141,7 +139,11 @@ func (r *Reader) open(path string) (docSource, error) {
 			if hook != nil {
 				f.OnRead(hook)
 			}
-			return r.source(f), nil
+			src, err := r.source(f)
+			if err != nil {
+				f.Close()
+			}
+			return src, err
 		}
 	}
 	z, err := openZip(path)
@@ -151,16 +153,41 @@ func (r *Reader) open(path string) (docSource, error) {
 	return &archiveSource{path: path, entries: z, source: r.source}, nil
 }
 
-// source returns the documents of f, text or JSON Lines.
-func (r *Reader) source(f *File) docSource {
+// csvComma returns the field separator of the input at path if it is read
+// as CSV or TSV: with --format csv or tsv, or with --text-column for a
+// file named so (the column then names a Parquet file's otherwise); 0 if
+// it is not.
+func (r *Reader) csvComma(path string) rune {
+	switch r.opt.Format {
+	case CSV:
+		return ','
+	case TSV:
+		return '\t'
+	case Parquet:
+		if r.opt.columnImplied {
+			return csvSuffix(path)
+		}
+	}
+	return 0
+}
+
+// source returns the documents of f, text, JSON Lines or CSV; a Parquet
+// file in an archive is an error.
+func (r *Reader) source(f *File) (docSource, error) {
+	if comma := r.csvComma(f.path); comma != 0 {
+		return newCSVSource(f, r.opt.TextColumn, comma, r.opt.MaxLineBytes)
+	}
+	if r.opt.Format == Parquet {
+		return nil, &ParseError{Path: f.path, Err: errors.New("input: Parquet cannot be read from an archive: unpack it, and name the files or their directory")}
+	}
 	if r.lineBuf == nil {
 		r.lineBuf = newLineBuffer(r.opt.MaxLineBytes)
 	}
 	lines := newLineScanner(f, r.lineBuf, r.opt.MaxLineBytes)
 	if r.opt.Format == JSONL {
-		return &jsonlSource{lines: lines, field: r.opt.TextField}
+		return &jsonlSource{lines: lines, field: r.opt.TextField}, nil
 	}
-	return &textSource{lines: lines, paragraphs: r.opt.DocSep == DocSepBlank}
+	return &textSource{lines: lines, paragraphs: r.opt.DocSep == DocSepBlank}, nil
 }
 
 // docPath is the path of the open input's documents: a member's within an

@@ -253,13 +253,13 @@ func TestOptionsValidate(t *testing.T) {
 	if o := (Options{TextColumn: "c"}).withDefaults(); o.Format != Parquet {
 		t.Errorf("TextColumn alone gives %v, want parquet", o.Format)
 	}
-	for _, f := range []Format{Text, JSONL, Parquet} {
+	for _, f := range []Format{Text, JSONL, Parquet, CSV, TSV} {
 		if g, err := ParseFormat(f.String()); err != nil || g != f {
 			t.Errorf("ParseFormat(%q) = %v, %v", f.String(), g, err)
 		}
 	}
-	if _, err := ParseFormat("csv"); err == nil {
-		t.Error("ParseFormat(csv) succeeded")
+	if _, err := ParseFormat("xml"); err == nil {
+		t.Error("ParseFormat(xml) succeeded")
 	}
 }
 

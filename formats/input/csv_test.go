@@ -1,0 +1,193 @@
+package input
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// csvContent has a byte-order mark, CRLF line ends, quoted separators,
+// quotes and newlines, an empty field and no final line end.
+const csvContent = "\ufeffid,text,label\r\n" +
+	"1,plain words,a\r\n" +
+	"2,\"quoted, with comma\",b\r\n" +
+	"3,\"multi\r\nline \"\"quoted\"\"\",c\r\n" +
+	"4,,d\r\n" +
+	"\r\n" +
+	"5,last,e"
+
+func TestCSV(t *testing.T) {
+	dir := t.TempDir()
+	want := func(path string) []doc {
+		return []doc{{"plain words", path, 2}, {"quoted, with comma", path, 3}, {"multi\nline \"quoted\"", path, 4}, {"last", path, 8}}
+	}
+	// The same with tabs between the fields (the quoted comma stays).
+	tsv := "\ufeffid\ttext\tlabel\r\n" +
+		"1\tplain words\ta\r\n" +
+		"2\t\"quoted, with comma\"\tb\r\n" +
+		"3\t\"multi\r\nline \"\"quoted\"\"\"\tc\r\n" +
+		"4\t\td\r\n" +
+		"\r\n" +
+		"5\tlast\te"
+	cases := []struct {
+		name string
+		data []byte
+		opt  Options
+	}{
+		// --text-column alone: named .csv or .tsv, compressed or not.
+		{"a.csv", []byte(csvContent), Options{TextColumn: "text"}},
+		{"a.CSV.gz", gzipBytes(t, []byte(csvContent)), Options{TextColumn: "text"}},
+		{"a.tsv.zst", zstdBytes(t, []byte(tsv)), Options{TextColumn: "text"}},
+		// --format, whatever the name.
+		{"a.txt", []byte(csvContent), Options{Format: CSV, TextColumn: "text"}},
+		{"b.txt", []byte(tsv), Options{Format: TSV, TextColumn: "text"}},
+	}
+	for _, c := range cases {
+		path := writeFile(t, dir, c.name, c.data)
+		docs, r := readAll([]string{path}, c.opt)
+		if err := r.Err(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		equalDocs(t, docs, want(path))
+		if n := r.Skipped(); n != 1 {
+			t.Errorf("%s: skipped %d records, want 1 (the empty field)", c.name, n)
+		}
+	}
+	withStdin(t, []byte(csvContent))
+	equalDocs(t, mustReadAll(t, []string{"-"}, Options{Format: CSV, TextColumn: "text"}), want("-"))
+
+	// In an archive, members named .csv are CSV.
+	tree := filepath.Join(dir, "tree")
+	writeFile(t, tree, "x/a.csv", []byte(csvContent))
+	writeFile(t, tree, "y.tsv", []byte(tsv))
+	path := writeFile(t, dir, "t.tar", tarDir(t, tree))
+	equalDocs(t, mustReadAll(t, []string{path}, Options{TextColumn: "text"}), append(want(path+"/x/a.csv"), want(path+"/y.tsv")...))
+}
+
+// TestCSVRandom reads random records written by encoding/csv's writer, and
+// finds each non-empty field of the column at the line a count of the
+// newlines before it gives.
+func TestCSVRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	alphabet := []string{"a", "b", " ", ",", "\"", "\n", "\r\n", "é", "\t", ";"}
+	field := func() string {
+		var b strings.Builder
+		for range rng.IntN(6) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		// encoding/csv reads a quoted \r\n as \n, and drops a \r before
+		// the end of a line.
+		return strings.ReplaceAll(b.String(), "\r\n", "\n")
+	}
+	for _, comma := range []rune{',', '\t'} {
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		w.Comma = comma
+		if err := w.Write([]string{"a", "text", "c"}); err != nil {
+			t.Fatal(err)
+		}
+		var want []doc
+		var skipped int64
+		line := int64(2)
+		path := filepath.Join(t.TempDir(), "r.csv")
+		for range 2000 {
+			rec := []string{field(), field(), field()}
+			if rec[0] == "" && rec[1] == "" && rec[2] == "" {
+				rec[0] = "x" // a blank line is no record
+			}
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			if rec[1] == "" {
+				skipped++
+			} else {
+				want = append(want, doc{rec[1], path, line + int64(strings.Count(rec[0], "\n"))})
+			}
+			line += int64(strings.Count(strings.Join(rec, ""), "\n")) + 1
+		}
+		w.Flush()
+		writeFile(t, filepath.Dir(path), "r.csv", buf.Bytes())
+		format := CSV
+		if comma == '\t' {
+			format = TSV
+		}
+		docs, r := readAll([]string{path}, Options{Format: format, TextColumn: "text"})
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		equalDocs(t, docs, want)
+		if r.Skipped() != skipped {
+			t.Errorf("skipped %d, want %d", r.Skipped(), skipped)
+		}
+	}
+}
+
+func TestCSVErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := "text,n\nfirst,1\nsecond,2\n"
+	long := "third,\"" + strings.Repeat("x", 20000) + "\n"
+	cases := []struct {
+		name   string
+		data   []byte
+		opt    Options
+		line   int64
+		docs   int
+		target error
+		detail string
+	}{
+		{"nocol.csv", []byte(good), Options{TextColumn: "body"}, 1, 0, ErrNoColumn, "columns: text, n"},
+		{"fields.csv", []byte(good + "third,3,extra\n"), Options{TextColumn: "text"}, 4, 2, ErrInvalidCSV, "wrong number of fields"},
+		{"quote.csv", []byte(good + "a \"bare\" quote,4\n"), Options{TextColumn: "text"}, 4, 2, ErrInvalidCSV, "bare"},
+		{"empty.csv", nil, Options{TextColumn: "text"}, 1, 0, ErrInvalidCSV, "without a header row"},
+		{"unclosed.csv", []byte(good + long), Options{TextColumn: "text", MaxLineBytes: 1000}, 4, 2, ErrLineTooLong, "unclosed quote"},
+		{"parquet.csv", []byte("PAR1\x15\x00"), Options{TextColumn: "text"}, 0, 0, ErrNotText, "Parquet"},
+		{"truncated.csv.gz", storedGzip(t, []byte(good+strings.Repeat("more words,5\n", 3000)))[:600], Options{TextColumn: "text"}, -1, -1, ErrCorrupt, "gzip"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, dir, c.name, c.data)
+			docs, r := readAll([]string{path}, c.opt)
+			if c.docs >= 0 && len(docs) != c.docs {
+				t.Errorf("%d documents before the error, want %d", len(docs), c.docs)
+			}
+			line := c.line
+			if line < 0 {
+				// The truncation's line: the one after the last
+				// document read.
+				line = docs[len(docs)-1].Line + 1
+			}
+			wantParseError(t, r.Err(), path, line, c.target)
+			if !strings.Contains(r.Err().Error(), c.detail) {
+				t.Errorf("message %q does not say %q", r.Err(), c.detail)
+			}
+		})
+	}
+}
+
+// FuzzCSVReader reads arbitrary bytes as CSV: no panics, errors naming the
+// file, documents never empty and in the order of their lines.
+func FuzzCSVReader(f *testing.F) {
+	f.Add([]byte(csvContent))
+	f.Add([]byte("text\n\"open"))
+	f.Add([]byte("a,text\n1,\"x\"\"y\"\n2,z\n"))
+	f.Add([]byte("text\r\n\r\n\"\r\n\"\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		withStdin(t, data)
+		docs, r := readAll([]string{"-"}, Options{Format: CSV, TextColumn: "text", MaxLineBytes: 1 << 12})
+		for i, d := range docs {
+			if d.Text == "" || d.Path != "-" || i > 0 && d.Line <= docs[i-1].Line {
+				t.Fatalf("document %d: %+v after %+v", i, d, docs[max(i-1, 0)])
+			}
+		}
+		if err := r.Err(); err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Path != "-" {
+				t.Fatalf("error %v (%T) does not name the input", err, err)
+			}
+		}
+	})
+}
