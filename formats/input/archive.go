@@ -202,8 +202,6 @@ func (t *tarEntries) next() (string, io.Reader, error) {
 				return "", nil, err
 			}
 			return "", nil, io.EOF
-		case err == io.ErrUnexpectedEOF:
-			return "", nil, errors.New("unexpected EOF")
 		case err != nil:
 			return "", nil, err
 		case hdr.Typeflag == tar.TypeReg:
@@ -227,9 +225,9 @@ type zipEntries struct {
 	open io.ReadCloser // the member being read
 }
 
-// openZip opens the zip archive at path; a damaged one is an error naming
-// it.
-func openZip(path string) (*zipEntries, error) {
+// newZipEntries opens the zip archive at path; a damaged one is an error
+// naming it.
+func newZipEntries(path string) (*zipEntries, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &ParseError{Path: path, Err: unwrapPathError(err)}

@@ -113,50 +113,52 @@ func (r *Reader) open(path string) (docSource, error) {
 		hook = r.countRead
 	}
 	named := path != "-" && path != sample.Name
-	isZip := named && strings.EqualFold(filepath.Ext(path), ".zip")
-	archive := isZip || named && isTarName(path)
-	if r.opt.Format == Parquet && !archive && r.csvComma(path) == 0 {
+	zipName := named && strings.EqualFold(filepath.Ext(path), ".zip")
+	tarName := named && isTarName(path)
+	if r.opt.Format == Parquet && !zipName && !tarName && r.csvComma(path) == 0 {
 		return openParquet(path, r.opt.TextColumn, hook)
 	}
-	if !isZip {
-		f, err := Open(path)
-		if err != nil {
-			return nil, err
-		}
-		isZip = named && (bytes.HasPrefix(f.head, zipMagic) || bytes.HasPrefix(f.head, zipEmpty))
-		switch kind := binaryKind(f.head); {
-		case isZip:
-			f.Close()
-		case kind != "":
-			f.Close()
-			return nil, &ParseError{Path: path, Err: fmt.Errorf("%w: %s", ErrNotText, kind)}
-		case archive:
-			if hook != nil {
-				f.OnRead(hook)
-			}
-			return &archiveSource{path: path, entries: newTarEntries(f), source: r.source}, nil
-		default:
-			if hook != nil {
-				f.OnRead(hook)
-			}
-			src, err := r.source(f)
-			if err != nil {
-				f.Close()
-			}
-			return src, err
-		}
+	if zipName {
+		return r.openZip(path)
 	}
-	z, err := openZip(path)
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if named && (bytes.HasPrefix(f.head, zipMagic) || bytes.HasPrefix(f.head, zipEmpty)) {
+		f.Close()
+		return r.openZip(path)
+	}
+	if kind := binaryKind(f.head); kind != "" {
+		f.Close()
+		return nil, &ParseError{Path: path, Err: fmt.Errorf("%w: %s", ErrNotText, kind)}
+	}
+	if hook != nil {
+		f.OnRead(hook)
+	}
+	if tarName {
+		return &archiveSource{path: path, entries: newTarEntries(f), source: r.source}, nil
+	}
+	src, err := r.source(f)
+	if err != nil {
+		f.Close()
+	}
+	return src, err
+}
+
+// openZip opens the zip archive at path as a source of its members'
+// documents.
+func (r *Reader) openZip(path string) (docSource, error) {
+	z, err := newZipEntries(path)
 	if err != nil {
 		return nil, err
 	}
 	return &archiveSource{path: path, entries: z, source: r.source}, nil
 }
 
-// csvComma returns the field separator of the input at path if it is read
-// as CSV or TSV: with --format csv or tsv, or with --text-column for a
-// file named so (the column then names a Parquet file's otherwise); 0 if
-// it is not.
+// csvComma returns the field separator of the input at path when it is
+// read as CSV or TSV (with --format csv or tsv, or with --text-column
+// alone for a file named so), and 0 when it is not.
 func (r *Reader) csvComma(path string) rune {
 	switch r.opt.Format {
 	case CSV:
