@@ -28,8 +28,8 @@ func csvSuffix(path string) rune {
 // csvSource yields one column of each record of a CSV (RFC 4180) or TSV
 // file with a header row, which names the column. Quoted fields may hold
 // separators and newlines; every record has as many fields as the header.
-// An empty field is skipped and counted, as a null is in Parquet. The
-// document's line is where its field starts.
+// An empty or blank field is skipped and counted, as a null is in
+// Parquet. The document's line is where its field starts.
 type csvSource struct {
 	file     *File
 	cr       *csv.Reader
@@ -98,7 +98,8 @@ func (s *csvSource) next() ([]byte, int64, error) {
 			return nil, 0, s.error(err)
 		}
 		line, _ := s.cr.FieldPos(s.col)
-		if rec[s.col] == "" {
+		if strings.Trim(rec[s.col], " \t\r\n\f\v") == "" {
+			// Blank, as the text reader's blank lines.
 			s.nskipped++
 			continue
 		}
