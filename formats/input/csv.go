@@ -37,7 +37,7 @@ type csvSource struct {
 	col      int
 	text     []byte
 	nskipped int64
-	nextLine int // where the record after the last one read starts, or after
+	nextLine int // the line after the last record read, where errors past it are reported
 }
 
 // csvLimit bounds the bytes the CSV reader takes for one record, which an
