@@ -1,6 +1,7 @@
 package input
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -30,114 +31,169 @@ func csvSuffix(path string) rune {
 // separators and newlines; every record has as many fields as the header.
 // An empty or blank field is skipped and counted, as a null is in
 // Parquet. The document's line is where its field starts.
+//
+// The records are parsed as encoding/csv parses them (its default
+// settings: "\r\n" read as "\n", empty lines skipped, quotes only around
+// whole fields), on the text reader's lines, without a string for each
+// record: the benchmark text as CSV took 0.93-1.05 CPU-s of tokenize
+// against 1.20-2.03 through encoding/csv (BENCHMARKS.md, session 39).
+// FuzzCSVReader checks it against encoding/csv.
 type csvSource struct {
-	file     *File
-	cr       *csv.Reader
-	limit    *csvLimit
-	col      int
-	text     []byte
+	lines    *lineScanner
+	comma    byte
+	col      int // the column's index; -1 while the header is read
+	header   []string
+	nfields  int
+	max      int    // the longest record allowed
+	text     []byte // the quoted field being read
+	field    []byte // the column's field, copied: later lines move the line buffer
 	nskipped int64
-	nextLine int // the line after the last record read, where errors past it are reported
 }
 
-// csvLimit bounds the bytes the CSV reader takes for one record, which an
-// unclosed quote would otherwise let grow to the whole file: it fails a
-// read once more than max bytes were read since the last record.
-type csvLimit struct {
-	r   io.Reader
-	n   int
-	max int
-}
-
-var errRecordTooLong = errors.New("record exceeds limit")
-
-func (l *csvLimit) Read(p []byte) (int, error) {
-	if l.n > l.max {
-		return 0, errRecordTooLong
-	}
-	n, err := l.r.Read(p)
-	l.n += n
-	return n, err
-}
-
-func newCSVSource(f *File, column string, comma rune, maxRecord int) (*csvSource, error) {
-	// The reader's own buffer (4 KiB) may hold the start of the next
-	// record when one ends.
-	limit := &csvLimit{r: f, max: maxRecord + 4<<10}
-	cr := csv.NewReader(limit)
-	cr.Comma = comma
-	cr.ReuseRecord = true
-	s := &csvSource{file: f, cr: cr, limit: limit, nextLine: 1}
-	header, err := s.read()
-	if err != nil {
-		if err == io.EOF {
-			err = &ParseError{Path: f.path, Err: fmt.Errorf("%w: the file is empty, without a header row naming column %q", ErrInvalidCSV, column)}
-		}
-		return nil, s.error(err)
-	}
-	if len(header) > 0 {
-		header[0] = strings.TrimPrefix(header[0], "\ufeff")
+func newCSVSource(f *File, lineBuf []byte, column string, comma byte, maxRecord int) (*csvSource, error) {
+	s := &csvSource{lines: newLineScanner(f, lineBuf, maxRecord), comma: comma, col: -1, max: maxRecord}
+	_, _, err := s.record()
+	switch {
+	case err == io.EOF:
+		return nil, &ParseError{Path: f.path, Line: 1, Err: fmt.Errorf("%w: the file is empty, without a header row naming column %q", ErrInvalidCSV, column)}
+	case err != nil:
+		return nil, err
 	}
 	s.col = -1
-	for i, h := range header {
+	for i, h := range s.header {
 		if h == column {
 			s.col = i
 			break
 		}
 	}
 	if s.col < 0 {
-		return nil, &ParseError{Path: f.path, Line: 1, Err: fmt.Errorf("%w %q in the header row (columns: %s)", ErrNoColumn, column, strings.Join(header, ", "))}
+		return nil, &ParseError{Path: f.path, Line: 1, Err: fmt.Errorf("%w %q in the header row (columns: %s)", ErrNoColumn, column, strings.Join(s.header, ", "))}
 	}
 	return s, nil
 }
 
 func (s *csvSource) next() ([]byte, int64, error) {
 	for {
-		rec, err := s.read()
+		text, line, err := s.record()
 		if err != nil {
-			return nil, 0, s.error(err)
+			return nil, 0, err
 		}
-		line, _ := s.cr.FieldPos(s.col)
-		if strings.Trim(rec[s.col], " \t\r\n\f\v") == "" {
+		if len(bytes.Trim(text, " \t\r\n\f\v")) == 0 {
 			// Blank, as the text reader's blank lines.
 			s.nskipped++
 			continue
 		}
-		s.text = append(s.text[:0], rec[s.col]...)
-		return s.text, int64(line), nil
+		return text, line, nil
 	}
 }
 
-// read reads a record, and notes the line after it.
-func (s *csvSource) read() ([]string, error) {
-	s.limit.n = 0
-	rec, err := s.cr.Read()
-	if err == nil && len(rec) > 0 {
-		last := len(rec) - 1
-		line, _ := s.cr.FieldPos(last)
-		s.nextLine = line + strings.Count(rec[last], "\n") + 1
+// record reads the next record, and returns its field in the column, with
+// the line where that starts; the header's fields, while there is no
+// column, go to s.header. io.EOF at the end.
+func (s *csvSource) record() (text []byte, textLine int64, err error) {
+	var line []byte
+	for {
+		if !s.lines.scan() {
+			return nil, 0, s.lines.err()
+		}
+		if line = s.lines.bytes(); len(line) > 0 {
+			break // an empty line is no record
+		}
 	}
-	return rec, err
-}
-
-// error turns the CSV reader's errors into *ParseError at the record's
-// line: syntax errors where the reader found them, read errors (the
-// limit's, the file's) at the line after the last record read.
-func (s *csvSource) error(err error) error {
-	var ce *csv.ParseError
+	start := s.lines.line
+	n := 0 // fields so far
+	for {
+		keep := n == s.col || s.col < 0
+		fieldLine := s.lines.line
+		var field []byte
+		end := false
+		if len(line) == 0 || line[0] != '"' {
+			i := bytes.IndexByte(line, s.comma)
+			if field = line; i >= 0 {
+				field = line[:i]
+				line = line[i+1:]
+			} else {
+				end = true
+			}
+			if bytes.IndexByte(field, '"') >= 0 {
+				return nil, 0, s.syntax(start, csv.ErrBareQuote)
+			}
+		} else {
+			// A quoted field, perhaps over several lines: its text is
+			// copied, quotes undoubled, line ends as "\n".
+			line = line[1:]
+			s.text = s.text[:0]
+			for {
+				i := bytes.IndexByte(line, '"')
+				if i < 0 {
+					s.text = append(append(s.text, line...), '\n')
+					if !s.lines.scan() {
+						if err := s.lines.err(); err != io.EOF {
+							if errors.Is(err, ErrLineTooLong) {
+								return nil, 0, s.tooLong(start)
+							}
+							return nil, 0, err
+						}
+						return nil, 0, s.syntax(start, csv.ErrQuote)
+					}
+					line = s.lines.bytes()
+					if len(s.text)+len(line) > s.max {
+						return nil, 0, s.tooLong(start)
+					}
+					continue
+				}
+				s.text = append(s.text, line[:i]...)
+				line = line[i+1:]
+				switch {
+				case len(line) > 0 && line[0] == '"':
+					s.text = append(s.text, '"')
+					line = line[1:]
+					continue
+				case len(line) == 0:
+					end = true
+				case line[0] == s.comma:
+					line = line[1:]
+				default:
+					return nil, 0, s.syntax(start, csv.ErrQuote)
+				}
+				break
+			}
+			field = s.text
+		}
+		if keep {
+			if s.col < 0 {
+				s.header = append(s.header, string(field))
+			} else {
+				s.field = append(s.field[:0], field...)
+				text, textLine = s.field, fieldLine
+			}
+		}
+		n++
+		if end {
+			break
+		}
+	}
 	switch {
-	case err == io.EOF:
-		return io.EOF
-	case errors.As(err, &ce):
-		return &ParseError{Path: s.file.path, Line: int64(ce.StartLine), Err: fmt.Errorf("%w: %v", ErrInvalidCSV, ce.Err)}
-	case errors.Is(err, errRecordTooLong):
-		err = fmt.Errorf("%w (limit %d bytes; an unclosed quote?)", ErrLineTooLong, s.limit.max-4<<10)
+	case s.nfields == 0:
+		s.nfields = n
+	case n != s.nfields:
+		return nil, 0, s.syntax(start, csv.ErrFieldCount)
 	}
-	return atLine(s.file.path, int64(s.nextLine), err)
+	return text, textLine, nil
+}
+
+// syntax reports a CSV syntax error in the record starting at line.
+func (s *csvSource) syntax(line int64, err error) error {
+	return &ParseError{Path: s.lines.file.path, Line: line, Err: fmt.Errorf("%w: %w", ErrInvalidCSV, err)}
+}
+
+// tooLong reports a record, starting at line, longer than the limit.
+func (s *csvSource) tooLong(line int64) error {
+	return &ParseError{Path: s.lines.file.path, Line: line, Err: fmt.Errorf("%w (limit %d bytes; an unclosed quote?)", ErrLineTooLong, s.max)}
 }
 
 func (s *csvSource) skipped() int64 { return s.nskipped }
 
-func (s *csvSource) fingerprint() (Fingerprint, error) { return s.file.Fingerprint(), nil }
+func (s *csvSource) fingerprint() (Fingerprint, error) { return s.lines.file.Fingerprint(), nil }
 
-func (s *csvSource) close() error { return s.file.Close() }
+func (s *csvSource) close() error { return s.lines.file.Close() }

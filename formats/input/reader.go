@@ -176,14 +176,14 @@ func (r *Reader) csvComma(path string) rune {
 // source returns the documents of f, text, JSON Lines or CSV; a Parquet
 // file in an archive is an error.
 func (r *Reader) source(f *File) (docSource, error) {
+	if r.lineBuf == nil {
+		r.lineBuf = newLineBuffer(r.opt.MaxLineBytes)
+	}
 	if comma := r.csvComma(f.path); comma != 0 {
-		return newCSVSource(f, r.opt.TextColumn, comma, r.opt.MaxLineBytes)
+		return newCSVSource(f, r.lineBuf, r.opt.TextColumn, byte(comma), r.opt.MaxLineBytes)
 	}
 	if r.opt.Format == Parquet {
 		return nil, &ParseError{Path: f.path, Err: errors.New("input: Parquet cannot be read from an archive: unpack it, and name the files or their directory")}
-	}
-	if r.lineBuf == nil {
-		r.lineBuf = newLineBuffer(r.opt.MaxLineBytes)
 	}
 	lines := newLineScanner(f, r.lineBuf, r.opt.MaxLineBytes)
 	if r.opt.Format == JSONL {
