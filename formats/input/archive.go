@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/flate"
 )
@@ -237,9 +238,9 @@ func newZipEntries(path string) (*zipEntries, error) {
 	info, err := f.Stat()
 	if err == nil {
 		var zr *zip.Reader
-		if zr, err = zip.NewReader(f, info.Size()); err == nil {
+		if zr, err = zip.NewReader(&readAhead{f: f}, info.Size()); err == nil {
 			// klauspost's inflate is faster than the standard library's.
-			zr.RegisterDecompressor(zip.Deflate, flate.NewReader)
+			zr.RegisterDecompressor(zip.Deflate, newInflater)
 			return &zipEntries{path: path, f: f, zr: zr}, nil
 		}
 		err = fmt.Errorf("%w: %v", ErrBadArchive, err)
@@ -277,4 +278,71 @@ func (z *zipEntries) close() error {
 		z.open = nil
 	}
 	return z.f.Close()
+}
+
+// inflaters recycles the zip members' decompressors, as archive/zip does
+// its own: a new one for each of 50 000 one-line members took 0.72 CPU-s
+// and 113-127 MB of RSS, against 0.21 and 48 for the same files in a
+// .tar.gz.
+var inflaters sync.Pool
+
+// newInflater is zip's decompressor for deflated members.
+func newInflater(r io.Reader) io.ReadCloser {
+	if fr, ok := inflaters.Get().(io.ReadCloser); ok {
+		if err := fr.(flate.Resetter).Reset(r, nil); err == nil {
+			return &inflater{fr}
+		}
+	}
+	return &inflater{flate.NewReader(r)}
+}
+
+// inflater returns its decompressor to inflaters when closed, once.
+type inflater struct{ rc io.ReadCloser }
+
+func (f *inflater) Read(p []byte) (int, error) { return f.rc.Read(p) }
+
+func (f *inflater) Close() error {
+	if f.rc == nil {
+		return nil
+	}
+	err := f.rc.Close()
+	inflaters.Put(f.rc)
+	f.rc = nil
+	return err
+}
+
+// readAhead serves a zip archive's reads from a window of the file read
+// ahead: zip reads its members through small reads at offsets, a system
+// call each (a fifth of the CPU on 50 000 one-line members), while the
+// members lie in the file in the order they are read.
+type readAhead struct {
+	mu  sync.Mutex
+	f   *os.File
+	buf []byte
+	off int64 // the file offset of buf[0]
+}
+
+const readAheadSize = 256 << 10
+
+func (r *readAhead) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) > readAheadSize/2 {
+		return r.f.ReadAt(p, off)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if off < r.off || off+int64(len(p)) > r.off+int64(len(r.buf)) {
+		if cap(r.buf) == 0 {
+			r.buf = make([]byte, readAheadSize)
+		}
+		n, err := r.f.ReadAt(r.buf[:readAheadSize], off)
+		r.buf, r.off = r.buf[:n], off
+		if n < len(p) {
+			copy(p, r.buf)
+			if err == nil {
+				err = io.EOF
+			}
+			return n, err
+		}
+	}
+	return copy(p, r.buf[off-r.off:]), nil
 }

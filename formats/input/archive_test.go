@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -408,4 +409,38 @@ func FuzzArchive(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadAhead compares readAhead's reads with the file's own at random
+// offsets and lengths: within the window, across it, past the end, and
+// larger than half of it.
+func TestReadAhead(t *testing.T) {
+	data := make([]byte, 3*readAheadSize+12345)
+	for i := range data {
+		data[i] = byte(i*7 + i>>9)
+	}
+	path := writeFile(t, t.TempDir(), "f.bin", data)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ra := &readAhead{f: f}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 3000 {
+		off := rng.Int64N(int64(len(data)) + 100)
+		if i%3 == 0 && i > 0 {
+			off = min(off, int64(len(data))) // sequential-ish runs are common
+		}
+		n := rng.IntN(5000)
+		if i%50 == 0 {
+			n = readAheadSize/2 + rng.IntN(readAheadSize)
+		}
+		want, got := make([]byte, n), make([]byte, n)
+		wn, werr := f.ReadAt(want, off)
+		gn, gerr := ra.ReadAt(got, off)
+		if gn != wn || !bytes.Equal(got[:gn], want[:wn]) || (werr == nil) != (gerr == nil) {
+			t.Fatalf("ReadAt(%d bytes, %d) = %d, %v; the file gives %d, %v", n, off, gn, gerr, wn, werr)
+		}
+	}
 }
