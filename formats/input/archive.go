@@ -19,7 +19,7 @@ import (
 // recognised by its magic bytes, as for any file).
 var tarSuffixes = []string{".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz"}
 
-// isTarName reports whether path names a tar archive, by its suffix.
+// isTarName reports whether p names a tar archive, by its suffix.
 func isTarName(p string) bool {
 	name := strings.ToLower(filepath.Base(p))
 	for _, s := range tarSuffixes {
