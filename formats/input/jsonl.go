@@ -18,6 +18,7 @@ type jsonlSource struct {
 	nskipped int64
 	text     []byte // unescaped text, reused
 	key      []byte // unescaped key, reused
+	started  bool   // a record was read
 }
 
 func (s *jsonlSource) next() ([]byte, int64, error) {
@@ -28,8 +29,12 @@ func (s *jsonlSource) next() ([]byte, int64, error) {
 		}
 		text, ok, err := s.extract(t)
 		if err != nil {
+			if !s.started && t[skipSpace(t, 0)] == '[' {
+				err = fmt.Errorf("%w; the file begins as a JSON array, and pwe reads JSON Lines, an object a line (jq -c '.[]' FILE | pwe tokenize - ... converts it)", err)
+			}
 			return nil, 0, &ParseError{Path: s.lines.file.path, Line: s.lines.line, Err: err}
 		}
+		s.started = true
 		if !ok {
 			s.nskipped++
 			continue

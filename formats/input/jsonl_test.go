@@ -119,6 +119,29 @@ func TestJSONLErrors(t *testing.T) {
 	}
 }
 
+// TestJSONArray: a file that begins as a JSON array, on one line or on
+// several, is refused with the way to convert it.
+func TestJSONArray(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"one.json":  `[{"text": "a"}, {"text": "b"}]` + "\n",
+		"many.json": "\n  [\n  {\"text\": \"a\"},\n  {\"text\": \"b\"}\n]\n",
+	} {
+		path := writeFile(t, dir, name, []byte(content))
+		_, r := readAll([]string{path}, Options{TextField: "text"})
+		if err := r.Err(); err == nil || !strings.Contains(err.Error(), "jq -c '.[]'") {
+			t.Errorf("%s: %v, want the conversion named", name, err)
+		}
+	}
+	// An array after the first record is a record that is not an object.
+	path := writeFile(t, dir, "later.jsonl", []byte(`{"text": "a"}`+"\n"+`["b"]`+"\n"))
+	_, r := readAll([]string{path}, Options{TextField: "text"})
+	wantParseError(t, r.Err(), path, 2, ErrNotObject)
+	if strings.Contains(r.Err().Error(), "jq") {
+		t.Errorf("%v: the hint is for files that begin as arrays", r.Err())
+	}
+}
+
 // naiveJSONL is the reference for the JSONL reader, built on encoding/json.
 // It returns the documents, how many records were skipped, and the line of
 // the first error with the error it wraps.
