@@ -166,3 +166,11 @@ func readFileAll(t *testing.T, f *File) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(f)
 }
+
+// notReadAsText reports whether data, on standard input, is decompressed
+// (FuzzDecompress's business) or refused as a binary file before any line
+// is read, which the fuzzers' references of text, JSONL and CSV do not
+// model.
+func notReadAsText(data []byte) bool {
+	return codecFromMagic(data, "") != codecNone || binaryKind(data[:min(len(data), magicLen)]) != ""
+}
