@@ -16,22 +16,28 @@ type jsonlSource struct {
 	field    string
 	name     string // the part of field keyRank looks for
 	nskipped int64
-	text     []byte // unescaped text, reused
-	key      []byte // unescaped key, reused
-	started  bool   // a record was read
+	text     []byte     // unescaped text, reused
+	key      []byte     // unescaped key, reused
+	started  bool       // a record was read
+	array    *jsonArray // the elements of a file that is one JSON array
 }
 
 func (s *jsonlSource) next() ([]byte, int64, error) {
+	if s.array != nil {
+		return s.nextElement()
+	}
 	for s.lines.scan() {
 		t := s.lines.bytes()
 		if isBlank(t) {
 			continue
 		}
+		if i := skipSpace(t, 0); !s.started && i < len(t) && t[i] == '[' {
+			// A JSON array: its elements are the records.
+			s.array = &jsonArray{rest: t[i+1:]}
+			return s.nextElement()
+		}
 		text, ok, err := s.extract(t)
 		if err != nil {
-			if !s.started && t[skipSpace(t, 0)] == '[' {
-				err = fmt.Errorf("%w; the file begins as a JSON array, and pwe reads JSON Lines, an object a line (jq -c '.[]' FILE | pwe tokenize - ... converts it)", err)
-			}
 			return nil, 0, &ParseError{Path: s.lines.file.path, Line: s.lines.line, Err: err}
 		}
 		s.started = true
