@@ -3,6 +3,7 @@ package input
 import (
 	"archive/tar"
 	"archive/zip"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -30,12 +31,11 @@ func isTarName(p string) bool {
 	return false
 }
 
-// zipMagic begins a zip archive's first local file header, and zipEmpty
-// an archive without files.
-var (
-	zipMagic = []byte("PK\x03\x04")
-	zipEmpty = []byte("PK\x05\x06")
-)
+// isZipHead reports whether a file beginning with head is a zip archive:
+// its first local file header, or the end of an archive without files.
+func isZipHead(head []byte) bool {
+	return bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06"))
+}
 
 // archiveEntries lists the members of an archive.
 type archiveEntries interface {

@@ -59,7 +59,6 @@ func newCSVSource(f *File, lineBuf []byte, column string, comma byte, maxRecord 
 	case err != nil:
 		return nil, err
 	}
-	s.col = -1
 	for i, h := range s.header {
 		if h == column {
 			s.col = i

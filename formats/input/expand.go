@@ -103,7 +103,7 @@ func appendPath(out []string, path string, info fs.FileInfo, skipped []fs.FileIn
 		return nil, &ParseError{Path: path, Err: ErrSkippedDir}
 	}
 	n := len(out)
-	err := walkFiles(path, skipped, func([]string) bool { return true }, func(p string, _ []string) {
+	err := walkFiles(path, skipped, func(string) bool { return true }, func(p string) {
 		out = append(out, p)
 	})
 	if err != nil {
@@ -118,10 +118,8 @@ func appendPath(out []string, path string, info fs.FileInfo, skipped []fs.FileIn
 // walkFiles walks root in lexical order, as Expand walks a directory:
 // names below root that begin with '.' are skipped, and so are the
 // skipped directories. It calls file for each regular file, or link to
-// one, with its path and the names leading to it from root, and descends
-// into a directory only where dir, given its names from root, says so.
-func walkFiles(root string, skipped []fs.FileInfo, dir func(names []string) bool, file func(path string, names []string)) error {
-	var names []string
+// one, and descends into a directory only where dir says so.
+func walkFiles(root string, skipped []fs.FileInfo, dir func(path string) bool, file func(path string)) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -129,11 +127,6 @@ func walkFiles(root string, skipped []fs.FileInfo, dir func(names []string) bool
 		if p == root {
 			return nil
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		names = append(names[:0], strings.Split(rel, string(filepath.Separator))...)
 		if strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
 				return filepath.SkipDir
@@ -146,17 +139,17 @@ func walkFiles(root string, skipped []fs.FileInfo, dir func(names []string) bool
 					return filepath.SkipDir
 				}
 			}
-			if !dir(names) {
+			if !dir(p) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
 		switch {
 		case d.Type().IsRegular():
-			file(p, names)
+			file(p)
 		case d.Type()&fs.ModeSymlink != 0:
 			if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-				file(p, names)
+				file(p)
 			}
 		}
 		return nil

@@ -56,10 +56,16 @@ func globStar(pattern string, skipped []fs.FileInfo) ([]string, error) {
 		if err != nil || !info.IsDir() || isSkipped(skipped, info) {
 			continue
 		}
-		err = walkFiles(base, skipped, func(names []string) bool {
-			return couldMatch(rest, names) || matchedAbove(rest, names)
-		}, func(p string, names []string) {
-			if matchNames(rest, names) || matchedAbove(rest, names) {
+		// The names of a path from base.
+		names := func(p string) []string {
+			rel, _ := filepath.Rel(base, p) // p is below base
+			return strings.Split(rel, sep)
+		}
+		err = walkFiles(base, skipped, func(p string) bool {
+			n := names(p)
+			return couldMatch(rest, n) || matchedAbove(rest, n)
+		}, func(p string) {
+			if n := names(p); matchNames(rest, n) || matchedAbove(rest, n) {
 				out = append(out, p)
 			}
 		})

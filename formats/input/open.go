@@ -227,9 +227,9 @@ func newFileHashing(path string, r io.Reader, closer io.Closer, h hash.Hash) (*F
 		f.dec = bzip2.NewReader(f.buf)
 	case codecXz:
 		// The reader takes concatenated streams and their padding, as xz
-		// -d does. A block's dictionary is allocated at its size, up to
-		// the 1.5 GiB of xz's largest setting (64 MiB at -9), but only the
-		// pages the stream writes are touched.
+		// -d does. A block's dictionary is allocated at the size its
+		// header declares (64 MiB at xz -9, up to 4 GiB in a hostile
+		// stream), but only the pages the stream writes are touched.
 		xr, err := xz.NewReader(f.buf)
 		if err != nil {
 			f.recycle()
@@ -253,7 +253,7 @@ func binaryKind(head []byte) string {
 		return "a pwe token stream (pwe count reads it with --tokens)"
 	case bytes.HasPrefix(head, []byte("\xff\xff\xff\xff")) || bytes.HasPrefix(head, []byte("ARROW1\x00\x00")):
 		return "an Arrow IPC stream or file, not text"
-	case bytes.HasPrefix(head, zipMagic) || bytes.HasPrefix(head, zipEmpty):
+	case isZipHead(head):
 		return "a zip archive (pwe reads one named as a file, not from standard input or compressed)"
 	case bytes.HasPrefix(head, []byte("7z\xbc\xaf\x27\x1c")):
 		return "a 7-Zip archive (unpack it, and name the files or their directory)"

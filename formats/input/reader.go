@@ -1,7 +1,6 @@
 package input
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -125,7 +124,7 @@ func (r *Reader) open(path string) (docSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	if named && (bytes.HasPrefix(f.head, zipMagic) || bytes.HasPrefix(f.head, zipEmpty)) {
+	if named && isZipHead(f.head) {
 		f.Close()
 		return r.openZip(path)
 	}
