@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -35,6 +36,28 @@ func isTarName(p string) bool {
 // its first local file header, or the end of an archive without files.
 func isZipHead(head []byte) bool {
 	return bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06"))
+}
+
+// isTarHead reports whether a file whose content begins with head is a tar
+// archive: a POSIX or GNU header, with the magic "ustar" at offset 257 and
+// a checksum that matches the header's bytes (a text file would need both).
+func isTarHead(head []byte) bool {
+	if len(head) < 512 || string(head[257:262]) != "ustar" {
+		return false
+	}
+	// The checksum is the sum of the header's bytes with its own field
+	// counted as spaces, in octal digits padded with spaces or NULs.
+	want, err := strconv.ParseUint(strings.Trim(string(head[148:156]), " \x00"), 8, 32)
+	if err != nil {
+		return false
+	}
+	sum := uint64(8 * ' ')
+	for i, c := range head[:512] {
+		if i < 148 || i >= 156 {
+			sum += uint64(c)
+		}
+	}
+	return sum == want
 }
 
 // archiveEntries lists the members of an archive.

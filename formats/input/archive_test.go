@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -364,14 +363,114 @@ func TestArchiveErrors(t *testing.T) {
 	withStdin(t, goodZip)
 	_, r = readAll([]string{"-"}, Options{})
 	wantParseError(t, r.Err(), "-", 0, ErrNotText)
-	// Standard input is never taken for an archive, whatever it holds.
-	withStdin(t, good)
-	docs, r := readAll([]string{"-"}, Options{})
-	if r.Err() != nil || len(docs) == 0 || !strings.HasPrefix(docs[0].Text, "a.txt") {
-		t.Errorf("stdin: %d documents, first %v, %v", len(docs), docs[:min(len(docs), 1)], r.Err())
+}
+
+// TestTarByContent: a tar archive is known by its header too, whatever
+// its name, compressed or not, and on standard input; one inside another
+// archive, or a zip archive compressed, is refused.
+func TestTarByContent(t *testing.T) {
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "tree")
+	writeFile(t, tree, "a.txt", []byte("first file\n\nsecond paragraph\n"))
+	writeFile(t, tree, "sub/b.txt.gz", gzipBytes(t, []byte("inside gzip\n")))
+	writeFile(t, tree, "sub/c.txt", bytes.Repeat([]byte("some words on a line\n"), 300))
+	archive := tarDir(t, tree)
+	named := writeFile(t, dir, "named.tar", archive)
+	want := mustReadAll(t, []string{named}, Options{})
+	if len(want) != 303 {
+		t.Fatalf("%d documents from the named archive, want 303", len(want))
 	}
-	if errors.Is(r.Err(), ErrBadArchive) {
-		t.Error(fmt.Sprint(r.Err()))
+	as := func(path string) []doc {
+		out := slices.Clone(want)
+		for i := range out {
+			out[i].Path = path + strings.TrimPrefix(out[i].Path, named)
+		}
+		return out
+	}
+	inputs := map[string][]byte{"corpus.dat": archive, "corpus.gz": gzipBytes(t, archive), "corpus.zst": zstdBytes(t, archive)}
+	if _, err := exec.LookPath("xz"); err == nil {
+		inputs["corpus.xz"] = xzBytes(t, archive)
+	}
+	for name, data := range inputs {
+		path := writeFile(t, dir, name, data)
+		equalDocs(t, mustReadAll(t, []string{path}, Options{}), as(path))
+		withStdin(t, data)
+		docs, r := readAll([]string{"-"}, Options{})
+		if err := r.Err(); err != nil {
+			t.Fatalf("%s on stdin: %v", name, err)
+		}
+		equalDocs(t, docs, as("-"))
+		sum := sha256.Sum256(data)
+		wantFP := Fingerprint{Path: "-", Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+		if fps := r.Fingerprints(); len(fps) != 1 || fps[0] != wantFP {
+			t.Errorf("%s on stdin: fingerprints %+v, want %+v", name, fps, wantFP)
+		}
+	}
+
+	// A header with one byte changed fails its checksum: the file is text
+	// (here it reads as such, NULs and all), unless its name says tar.
+	bad := bytes.Clone(archive)
+	bad[0] ^= 0x20
+	if isTarHead(bad) || !isTarHead(archive) {
+		t.Errorf("isTarHead: %v for a damaged header, %v for a good one", isTarHead(bad), isTarHead(archive))
+	}
+	docs, r := readAll([]string{writeFile(t, dir, "damaged.dat", bad)}, Options{})
+	if r.Err() != nil || len(docs) == 0 || !strings.HasPrefix(docs[0].Text, "A.txt") {
+		t.Errorf("damaged header: %d documents, first %v, %v", len(docs), docs[:min(len(docs), 1)], r.Err())
+	}
+
+	// Nested archives and a compressed zip archive.
+	outer := filepath.Join(dir, "outer")
+	writeFile(t, outer, "a.txt", []byte("before\n"))
+	writeFile(t, outer, "inner.tar.gz", gzipBytes(t, archive))
+	path := writeFile(t, dir, "outer.tar", tarDir(t, outer))
+	docs, r = readAll([]string{path}, Options{})
+	if len(docs) != 1 {
+		t.Errorf("%d documents before the nested archive, want 1", len(docs))
+	}
+	wantParseError(t, r.Err(), path+"/inner.tar.gz", 0, ErrNotText)
+	path = writeFile(t, dir, "a.zip.gz", gzipBytes(t, zipDir(t, tree)))
+	_, r = readAll([]string{path}, Options{})
+	wantParseError(t, r.Err(), path, 0, ErrNotText)
+}
+
+// TestIsTarHead: every header format archive/tar writes is known, and
+// nothing shorter than a header or without its magic.
+func TestIsTarHead(t *testing.T) {
+	for _, format := range []tar.Format{tar.FormatUSTAR, tar.FormatPAX, tar.FormatGNU} {
+		var b bytes.Buffer
+		tw := tar.NewWriter(&b)
+		hdr := &tar.Header{Name: "x.txt", Mode: 0o644, Size: 3, Format: format}
+		if format == tar.FormatPAX {
+			hdr.PAXRecords = map[string]string{"comment": "a PAX record"}
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte("abc")); err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		data := b.Bytes()
+		if !isTarHead(data) {
+			t.Errorf("%v: not known as tar: % x", format, data[256:264])
+		}
+		if isTarHead(data[:511]) {
+			t.Errorf("%v: 511 bytes known as tar", format)
+		}
+		for _, at := range []int{100, 148, 257, 511} {
+			d := bytes.Clone(data)
+			d[at]++
+			if isTarHead(d) {
+				t.Errorf("%v: byte %d changed, still known as tar", format, at)
+			}
+		}
+	}
+	text := bytes.Repeat([]byte("ustar "), 200)
+	if isTarHead(text) {
+		t.Error("text known as tar")
 	}
 }
 
@@ -406,6 +505,22 @@ func FuzzArchive(f *testing.F) {
 				if !errors.As(err, &pe) || pe.Path != path && !strings.HasPrefix(pe.Path, path+"/") {
 					t.Fatalf("error %v (%T) does not name the archive", err, err)
 				}
+			}
+		}
+		// On standard input, an archive is known by its content alone:
+		// its documents are named inside "-", and so are its errors.
+		withStdin(t, data)
+		docs, r := readBatches([]string{"-"}, Options{}, 1<<10)
+		inside := len(docs) > 0 && strings.HasPrefix(docs[0].Path, "-/")
+		for _, d := range docs {
+			if strings.HasPrefix(d.Path, "-/") != inside || !inside && d.Path != "-" {
+				t.Fatalf("document at %s after one at %s", d.Path, docs[0].Path)
+			}
+		}
+		if err := r.Err(); err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Path != "-" && !strings.HasPrefix(pe.Path, "-/") {
+				t.Fatalf("stdin: error %v (%T) does not name it", err, err)
 			}
 		}
 	})

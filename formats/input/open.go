@@ -111,7 +111,10 @@ var (
 	bzip2EndMagic   = []byte{0x17, 0x72, 0x45, 0x38, 0x50, 0x90}
 )
 
-const magicLen = 10
+// headLen is how much of a file's content File.head holds: a tar header's
+// block, whose magic lies at offset 257; the compressions' magic bytes are
+// among a plain file's first 10.
+const headLen = 512
 
 // zstdMaxWindow bounds the memory a (possibly hostile) zstd frame can make
 // the decoder reserve; 128 MiB covers every window the zstd command writes,
@@ -126,10 +129,15 @@ type File struct {
 	raw   *hashingReader
 	buf   *bufio.Reader // over raw: lets Open peek at the magic bytes
 	dec   io.Reader     // the decompressed stream; buf itself for plain files
-	head  []byte        // a plain file's first bytes (binaryKind)
-	close func() error  // releases the decoder and the OS file
-	err   error         // first error other than io.EOF, sticky
-	eof   bool
+	// head is the first headLen bytes of the content (fewer in a shorter
+	// file), decompressed, for binaryKind and the archives' magic; a
+	// compressed file's were read from dec, and Read returns them first
+	// (pending).
+	head    []byte
+	pending []byte
+	close   func() error // releases the decoder and the OS file
+	err     error        // first error other than io.EOF, sticky
+	eof     bool
 }
 
 // Open opens path ("-" for stdin, sample.Name for the embedded sample
@@ -185,7 +193,7 @@ func newFileHashing(path string, r io.Reader, closer io.Closer, h hash.Hash) (*F
 	buf := readBufs.Get().(*bufio.Reader)
 	buf.Reset(raw)
 	f := &File{path: path, raw: raw, buf: buf}
-	head, err := f.buf.Peek(magicLen)
+	head, err := f.buf.Peek(headLen)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		f.recycle()
 		return nil, &ParseError{Path: path, Err: unwrapPathError(err)}
@@ -237,8 +245,26 @@ func newFileHashing(path string, r io.Reader, closer io.Closer, h hash.Hash) (*F
 		}
 		f.dec = xr
 	}
+	if f.codec != codecNone {
+		f.readHead()
+	}
 	return f, nil
 }
+
+// readHead reads a compressed file's head, which Read then returns first.
+// An error is kept for Read to return after the bytes before it, as it
+// would have been without the head.
+func (f *File) readHead() {
+	head := make([]byte, headLen)
+	n, _ := io.ReadFull(decReader{f}, head)
+	f.head = head[:n]
+	f.pending = f.head
+}
+
+// decReader reads f's decompressed stream, past its head.
+type decReader struct{ f *File }
+
+func (d decReader) Read(p []byte) (int, error) { return d.f.read(p) }
 
 // binaryKind names the kind of a file that begins with head when it is
 // one of the binary files found beside a corpus (pwe's own outputs among
@@ -254,7 +280,10 @@ func binaryKind(head []byte) string {
 	case bytes.HasPrefix(head, []byte("\xff\xff\xff\xff")) || bytes.HasPrefix(head, []byte("ARROW1\x00\x00")):
 		return "an Arrow IPC stream or file, not text"
 	case isZipHead(head):
-		return "a zip archive (pwe reads one named as a file, not from standard input or compressed)"
+		return "a zip archive (pwe reads one named as a file, not from standard input, compressed or inside another archive)"
+	case isTarHead(head):
+		// Read as an archive where it is an input of its own.
+		return "a tar archive inside another archive (unpack it, and name the files or their directory)"
 	case bytes.HasPrefix(head, []byte("7z\xbc\xaf\x27\x1c")):
 		return "a 7-Zip archive (unpack it, and name the files or their directory)"
 	case bytes.HasPrefix(head, []byte("\x04\x22\x4d\x18")):
@@ -309,6 +338,15 @@ func codecFromMagic(head []byte, want string) string {
 // Read reads decompressed bytes. A corrupt or truncated compressed stream is
 // reported as an error wrapping ErrCorrupt, never as an early io.EOF.
 func (f *File) Read(p []byte) (int, error) {
+	if len(f.pending) > 0 {
+		n := copy(p, f.pending)
+		f.pending = f.pending[n:]
+		return n, nil
+	}
+	return f.read(p)
+}
+
+func (f *File) read(p []byte) (int, error) {
 	if f.err != nil {
 		return 0, f.err
 	}

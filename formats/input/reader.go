@@ -124,18 +124,19 @@ func (r *Reader) open(path string) (docSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	if named && isZipHead(f.head) {
+	if named && f.codec == codecNone && isZipHead(f.head) {
 		f.Close()
 		return r.openZip(path)
 	}
-	if kind := binaryKind(f.head); kind != "" {
+	tar := tarName || isTarHead(f.head)
+	if kind := binaryKind(f.head); kind != "" && !tar {
 		f.Close()
 		return nil, &ParseError{Path: path, Err: fmt.Errorf("%w: %s", ErrNotText, kind)}
 	}
 	if hook != nil {
 		f.OnRead(hook)
 	}
-	if tarName {
+	if tar {
 		return &archiveSource{path: path, entries: newTarEntries(f), source: r.source}, nil
 	}
 	src, err := r.source(f)
