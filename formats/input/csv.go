@@ -27,8 +27,12 @@ func csvSuffix(path string) rune {
 }
 
 // csvSource yields one column of each record of a CSV (RFC 4180) or TSV
-// file with a header row, which names the column. Quoted fields may hold
-// separators and newlines; every record has as many fields as the header.
+// file with a header row, which names the column. In CSV, quoted fields
+// may hold separators and newlines. A TSV record is a line, and its
+// fields are separated by tabs (IANA's text/tab-separated-values, as GLUE,
+// PostgreSQL and most corpora write it): quotes are text, since such
+// files leave them bare, except around a whole field (tsvField). Every
+// record has as many fields as the header.
 // An empty or blank field is skipped and counted, as a null is in
 // Parquet. The document's line is where its field starts.
 //
@@ -106,7 +110,9 @@ func (s *csvSource) record() (text []byte, textLine int64, err error) {
 		fieldLine := s.lines.line
 		var field []byte
 		end := false
-		if len(line) == 0 || line[0] != '"' {
+		if s.comma == '\t' {
+			field, line, end = s.tsvField(line)
+		} else if len(line) == 0 || line[0] != '"' {
 			i := bytes.IndexByte(line, s.comma)
 			if field = line; i >= 0 {
 				field = line[:i]
@@ -175,10 +181,51 @@ func (s *csvSource) record() (text []byte, textLine int64, err error) {
 	switch {
 	case s.nfields == 0:
 		s.nfields = n
+	case n != s.nfields && s.comma == '\t':
+		return nil, 0, &ParseError{Path: s.lines.file.path, Line: start, Err: fmt.Errorf("%w: %w (%d, the header has %d; a TSV record is one line, whose quotes are text unless around a whole field)", ErrInvalidCSV, csv.ErrFieldCount, n, s.nfields)}
 	case n != s.nfields:
 		return nil, 0, s.syntax(start, csv.ErrFieldCount)
 	}
 	return text, textLine, nil
+}
+
+// tsvField cuts the first field off a TSV line, and returns it, the rest
+// of the line and whether the field ends the line. A field runs to the
+// next tab, quotes included, except that a field quoted whole ("...",
+// then a tab or the line's end, each quote inside doubled), as spreadsheets
+// and pandas write a field holding a tab or a quote, is read unquoted.
+func (s *csvSource) tsvField(line []byte) (field, rest []byte, end bool) {
+	if len(line) > 0 && line[0] == '"' {
+	scan:
+		for i := 1; i < len(line); i++ {
+			switch {
+			case line[i] != '"':
+			case i+1 < len(line) && line[i+1] == '"':
+				i++ // a doubled quote
+			case i+1 < len(line) && line[i+1] != '\t':
+				break scan // a quote in the text: no quoted field
+			default:
+				s.text = s.text[:0]
+				for q := line[1:i]; len(q) > 0; {
+					j := bytes.IndexByte(q, '"')
+					if j < 0 {
+						s.text = append(s.text, q...)
+						break
+					}
+					s.text = append(s.text, q[:j+1]...)
+					q = q[j+2:]
+				}
+				if i+1 == len(line) {
+					return s.text, nil, true
+				}
+				return s.text, line[i+2:], false
+			}
+		}
+	}
+	if i := bytes.IndexByte(line, '\t'); i >= 0 {
+		return line[:i], line[i+1:], false
+	}
+	return line, nil, true
 }
 
 // syntax reports a CSV syntax error in the record starting at line.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -27,26 +28,33 @@ func TestCSV(t *testing.T) {
 	want := func(path string) []doc {
 		return []doc{{"plain words", path, 2}, {"quoted, with comma", path, 3}, {"multi\nline \"quoted\"", path, 4}, {"last", path, 8}}
 	}
-	// The same with tabs between the fields (the quoted comma stays).
+	// The same with tabs between the fields (the quoted comma stays), a
+	// record a line: a field quoted whole is unquoted, other quotes are
+	// text.
 	tsv := "\ufeffid\ttext\tlabel\r\n" +
 		"1\tplain words\ta\r\n" +
 		"2\t\"quoted, with comma\"\tb\r\n" +
-		"3\t\"multi\r\nline \"\"quoted\"\"\"\tc\r\n" +
+		"3\t\"multi\tline \"\"quoted\"\"\"\tc\r\n" +
 		"4\t\td\r\n" +
 		"\r\n" +
-		"5\tlast\te"
+		"5\t\"bare\" quotes \"\tz\n" +
+		"6\tlast\te"
+	wantTSV := func(path string) []doc {
+		return []doc{{"plain words", path, 2}, {"quoted, with comma", path, 3}, {"multi\tline \"quoted\"", path, 4}, {"\"bare\" quotes \"", path, 7}, {"last", path, 8}}
+	}
 	cases := []struct {
 		name string
 		data []byte
 		opt  Options
+		want func(string) []doc
 	}{
 		// --text-column alone: named .csv or .tsv, compressed or not.
-		{"a.csv", []byte(csvContent), Options{TextColumn: "text"}},
-		{"a.CSV.gz", gzipBytes(t, []byte(csvContent)), Options{TextColumn: "text"}},
-		{"a.tsv.zst", zstdBytes(t, []byte(tsv)), Options{TextColumn: "text"}},
+		{"a.csv", []byte(csvContent), Options{TextColumn: "text"}, want},
+		{"a.CSV.gz", gzipBytes(t, []byte(csvContent)), Options{TextColumn: "text"}, want},
+		{"a.tsv.zst", zstdBytes(t, []byte(tsv)), Options{TextColumn: "text"}, wantTSV},
 		// --format, whatever the name.
-		{"a.txt", []byte(csvContent), Options{Format: CSV, TextColumn: "text"}},
-		{"b.txt", []byte(tsv), Options{Format: TSV, TextColumn: "text"}},
+		{"a.txt", []byte(csvContent), Options{Format: CSV, TextColumn: "text"}, want},
+		{"b.txt", []byte(tsv), Options{Format: TSV, TextColumn: "text"}, wantTSV},
 	}
 	for _, c := range cases {
 		path := writeFile(t, dir, c.name, c.data)
@@ -54,7 +62,7 @@ func TestCSV(t *testing.T) {
 		if err := r.Err(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		equalDocs(t, docs, want(path))
+		equalDocs(t, docs, c.want(path))
 		if n := r.Skipped(); n != 1 {
 			t.Errorf("%s: skipped %d records, want 1 (the empty field)", c.name, n)
 		}
@@ -67,25 +75,29 @@ func TestCSV(t *testing.T) {
 	writeFile(t, tree, "x/a.csv", []byte(csvContent))
 	writeFile(t, tree, "y.tsv", []byte(tsv))
 	path := writeFile(t, dir, "t.tar", tarDir(t, tree))
-	equalDocs(t, mustReadAll(t, []string{path}, Options{TextColumn: "text"}), append(want(path+"/x/a.csv"), want(path+"/y.tsv")...))
+	equalDocs(t, mustReadAll(t, []string{path}, Options{TextColumn: "text"}), append(want(path+"/x/a.csv"), wantTSV(path+"/y.tsv")...))
 }
 
 // TestCSVRandom reads random records written by encoding/csv's writer, and
 // finds each non-empty field of the column at the line a count of the
-// newlines before it gives.
+// newlines before it gives. A TSV record is a line, so its fields have
+// none.
 func TestCSVRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
 	alphabet := []string{"a", "b", " ", ",", "\"", "\n", "\r\n", "é", "\t", ";"}
+	comma := ','
 	field := func() string {
 		var b strings.Builder
 		for range rng.IntN(6) {
-			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+			if c := alphabet[rng.IntN(len(alphabet))]; comma == ',' || !strings.Contains(c, "\n") {
+				b.WriteString(c)
+			}
 		}
 		// encoding/csv reads a quoted \r\n as \n, and drops a \r before
 		// the end of a line.
 		return strings.ReplaceAll(b.String(), "\r\n", "\n")
 	}
-	for _, comma := range []rune{',', '\t'} {
+	for _, comma = range []rune{',', '\t'} {
 		var buf bytes.Buffer
 		w := csv.NewWriter(&buf)
 		w.Comma = comma
@@ -146,6 +158,9 @@ func TestCSVErrors(t *testing.T) {
 		{"quote.csv", []byte(good + "a \"bare\" quote,4\n"), Options{TextColumn: "text"}, 4, 2, ErrInvalidCSV, "bare"},
 		{"empty.csv", nil, Options{TextColumn: "text"}, 1, 0, ErrInvalidCSV, "without a header row"},
 		{"unclosed.csv", []byte(good + long), Options{TextColumn: "text", MaxLineBytes: 1000}, 4, 2, ErrLineTooLong, "unclosed quote"},
+		// A field quoted over two lines, as CSV would have it: the TSV
+		// record's second line has too few fields.
+		{"multiline.tsv", []byte("text\tn\nfirst\t1\n\"two\nlines\"\t2\n"), Options{TextColumn: "text"}, 3, 1, ErrInvalidCSV, "a TSV record is one line"},
 		{"parquet.csv", []byte("PAR1\x15\x00"), Options{TextColumn: "text"}, 0, 0, ErrNotText, "Parquet"},
 		{"truncated.csv.gz", storedGzip(t, []byte(good+strings.Repeat("more words,5\n", 3000)))[:600], Options{TextColumn: "text"}, -1, -1, ErrCorrupt, "gzip"},
 	}
@@ -208,8 +223,52 @@ func naiveCSV(data []byte, comma rune, column string) (docs []doc, skipped, errL
 	}
 }
 
-// FuzzCSVReader checks the CSV reader against encoding/csv (naiveCSV) on
-// arbitrary bytes, with commas and with tabs.
+// naiveTSV reads data as TSV the reader's way, a record a line, with a
+// regular expression for the fields.
+func naiveTSV(data []byte, column string) (docs []doc, skipped, errLine int64, target error) {
+	field := regexp.MustCompile(`^(?:"((?:[^"]|"")*)"(?:\t|$)|([^\t]*)(?:\t|$))`)
+	var header []string
+	col := -1
+	for i, line := range strings.Split(strings.TrimPrefix(string(data), "\ufeff"), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
+			continue
+		}
+		var rec []string
+		for rest, end := line, false; !end; {
+			m := field.FindStringSubmatchIndex(rest)
+			if m[2] >= 0 {
+				rec = append(rec, strings.ReplaceAll(rest[m[2]:m[3]], `""`, `"`))
+			} else {
+				rec = append(rec, rest[m[4]:m[5]])
+			}
+			// The match ends with the separator, if there is one.
+			end = m[1] == 0 || rest[m[1]-1] != '\t'
+			rest = rest[m[1]:]
+		}
+		switch {
+		case header == nil:
+			header = rec
+			if col = slices.Index(header, column); col < 0 {
+				return nil, 0, 1, ErrNoColumn
+			}
+			continue
+		case len(rec) != len(header):
+			return docs, skipped, int64(i + 1), ErrInvalidCSV
+		case strings.Trim(rec[col], " \t\r\n\f\v") == "":
+			skipped++
+		default:
+			docs = append(docs, doc{rec[col], "-", int64(i + 1)})
+		}
+	}
+	if header == nil {
+		return nil, 0, 1, ErrInvalidCSV // empty
+	}
+	return docs, skipped, 0, nil
+}
+
+// FuzzCSVReader checks the CSV reader against encoding/csv (naiveCSV) and
+// the TSV reader against naiveTSV on arbitrary bytes.
 func FuzzCSVReader(f *testing.F) {
 	f.Add([]byte(csvContent))
 	f.Add([]byte("text\n\"open"))
@@ -229,6 +288,9 @@ func FuzzCSVReader(f *testing.F) {
 			withStdin(t, data)
 			got, r := readAll([]string{"-"}, Options{Format: format, TextColumn: "text"})
 			want, skipped, errLine, target := naiveCSV(data, comma, "text")
+			if format == TSV {
+				want, skipped, errLine, target = naiveTSV(data, "text")
+			}
 			if errLine > 0 {
 				var pe *ParseError
 				if !errors.As(r.Err(), &pe) || pe.Line != errLine || !errors.Is(r.Err(), target) {
