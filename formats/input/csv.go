@@ -36,12 +36,13 @@ func csvSuffix(path string) rune {
 // An empty or blank field is skipped and counted, as a null is in
 // Parquet. The document's line is where its field starts.
 //
-// The records are parsed as encoding/csv parses them (its default
+// CSV records are parsed as encoding/csv parses them (its default
 // settings: "\r\n" read as "\n", empty lines skipped, quotes only around
 // whole fields), on the text reader's lines, without a string for each
 // record: the benchmark text as CSV took 0.93-1.05 CPU-s of tokenize
 // against 1.20-2.03 through encoding/csv (BENCHMARKS.md, session 39).
-// FuzzCSVReader checks it against encoding/csv.
+// FuzzCSVReader checks CSV against encoding/csv, and TSV against a
+// regular expression's reading.
 type csvSource struct {
 	lines    *lineScanner
 	comma    byte
