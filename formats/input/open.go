@@ -290,6 +290,14 @@ func binaryKind(head []byte) string {
 		return "an LZ4 stream (decompress it first, or pipe it: lz4 -dc FILE | pwe ... -)"
 	case bytes.HasPrefix(head, []byte("%PDF-")):
 		return "a PDF document (extract its text first, with pdftotext for one)"
+	case bytes.HasPrefix(head, []byte("\xff\xfe")) || bytes.HasPrefix(head, []byte("\xfe\xff")):
+		return "UTF-16 text (pwe reads UTF-8: convert it first, with iconv -f UTF-16 -t UTF-8 for one)"
+	}
+	// No text holds a NUL byte; images, programs, databases and UTF-16
+	// text without its byte-order mark do, early on. (Git and grep judge
+	// a file binary so.)
+	if i := bytes.IndexByte(head, 0); i >= 0 {
+		return fmt.Sprintf("binary data, not text (a NUL byte at offset %d: an image, a program, UTF-16 text?)", i)
 	}
 	return ""
 }

@@ -186,24 +186,61 @@ func TestTextErrors(t *testing.T) {
 	// are refused as text and JSON Lines, after the documents before them.
 	t.Run("binary files", func(t *testing.T) {
 		a := writeFile(t, dir, "ok.jsonl", []byte(`{"text": "x"}`+"\n"))
-		for name, head := range map[string]string{
-			"vocab.parquet": "PAR1\x15", "tokens.bin": "PWETOKS1", "counts.arrow": "\xff\xff\xff\xff\x10\x01",
-			"data.arrow": "ARROW1\x00\x00", "texts.7z": "7z\xbc\xaf\x27\x1c\x00\x04",
-			"texts.lz4": "\x04\x22\x4d\x18\x64\x40", "paper.pdf": "%PDF-1.7\n%",
+		utf16 := func(s string, bigEndian bool) string {
+			var b []byte
+			for _, c := range []byte(s) {
+				if bigEndian {
+					b = append(b, 0, c)
+				} else {
+					b = append(b, c, 0)
+				}
+			}
+			return string(b)
+		}
+		// Each file's head, and what the message says it is.
+		for name, c := range map[string]struct{ head, says string }{
+			"vocab.parquet": {"PAR1\x15", "Parquet"}, "tokens.bin": {"PWETOKS1", "token stream"},
+			"counts.arrow": {"\xff\xff\xff\xff\x10\x01", "Arrow"}, "data.arrow": {"ARROW1\x00\x00", "Arrow"},
+			"texts.7z": {"7z\xbc\xaf\x27\x1c\x00\x04", "7-Zip"}, "texts.lz4": {"\x04\x22\x4d\x18\x64\x40", "LZ4"},
+			"paper.pdf": {"%PDF-1.7\n%", "PDF"},
+			"le.txt":    {"\xff\xfe" + utf16("UTF-16 text\n", false), "UTF-16 text (pwe reads UTF-8"},
+			"be.txt":    {"\xfe\xff" + utf16("UTF-16 text\n", true), "UTF-16 text (pwe reads UTF-8"},
+			"nobom.txt": {utf16("UTF-16 text\n", false), "NUL byte at offset 1:"},
+			"image.png": {"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "NUL byte at offset 8:"},
+			"photo.jpg": {"\xff\xd8\xff\xe0\x00\x10JFIF", "NUL byte at offset 4:"},
+			"program":   {"\x7fELF\x02\x01\x01\x00", "NUL byte at offset 7:"},
 		} {
-			path := writeFile(t, dir, name, []byte(head+"\x00\x01 binary\n"))
+			path := writeFile(t, dir, name, []byte(c.head+"\x00\x01 binary\n"))
 			for _, o := range []Options{{}, {TextField: "text"}} {
 				docs, r := readAll([]string{a, path}, o)
 				if len(docs) != 1 {
 					t.Errorf("%s: got %d documents before the error, want 1", name, len(docs))
 				}
 				wantParseError(t, r.Err(), path, 0, ErrNotText)
+				if !strings.Contains(fmt.Sprint(r.Err()), c.says) {
+					t.Errorf("%s: %v does not say %q", name, r.Err(), c.says)
+				}
 			}
+			// Compressed, and inside an archive.
+			gz := writeFile(t, dir, name+".gz", gzipBytes(t, []byte(c.head+"\x00 binary\n")))
+			_, r := readAll([]string{gz}, Options{})
+			wantParseError(t, r.Err(), gz, 0, ErrNotText)
+			tree := filepath.Join(dir, "tree-"+name)
+			writeFile(t, tree, "a.txt", []byte("text\n"))
+			writeFile(t, tree, "b/"+name, []byte(c.head+"\x00 binary\n"))
+			tr := writeFile(t, dir, name+".tar", tarDir(t, tree))
+			docs, r := readAll([]string{tr}, Options{})
+			if len(docs) != 1 {
+				t.Errorf("%s in an archive: got %d documents before the error, want 1", name, len(docs))
+			}
+			wantParseError(t, r.Err(), tr+"/b/"+name, 0, ErrNotText)
 		}
-		// Text that starts with the letters is text.
-		for _, text := range []string{"PAR1s of golf", "ARROW10 points right"} {
+		// Text that starts with the letters is text, and so is text with
+		// a NUL byte past the head that is judged.
+		late := strings.Repeat("words ", 100) + "\x00 nul\n"
+		for _, text := range []string{"PAR1s of golf", "ARROW10 points right", late} {
 			par := writeFile(t, dir, "par.txt", []byte(text+"\n"))
-			equalDocs(t, mustReadAll(t, []string{par}, Options{}), []doc{{text, par, 1}})
+			equalDocs(t, mustReadAll(t, []string{par}, Options{}), []doc{{strings.TrimSuffix(text, "\n"), par, 1}})
 		}
 	})
 
