@@ -249,6 +249,11 @@ type zipEntries struct {
 	zr   *zip.Reader
 	i    int
 	open io.ReadCloser // the member being read
+	// spooled is the fingerprint of the input that was copied to f, a
+	// temporary file, and nil where f is the input itself; remove is the
+	// temporary file's name where it could not be unlinked while open.
+	spooled *Fingerprint
+	remove  string
 }
 
 // newZipEntries opens the zip archive at path; a damaged one is an error
@@ -258,6 +263,12 @@ func newZipEntries(path string) (*zipEntries, error) {
 	if err != nil {
 		return nil, &ParseError{Path: path, Err: unwrapPathError(err)}
 	}
+	return zipEntriesOf(path, f)
+}
+
+// zipEntriesOf reads the zip archive in f, the input at path, and closes
+// f if it is damaged.
+func zipEntriesOf(path string, f *os.File) (*zipEntries, error) {
 	info, err := f.Stat()
 	if err == nil {
 		var zr *zip.Reader
@@ -270,6 +281,48 @@ func newZipEntries(path string) (*zipEntries, error) {
 	}
 	f.Close()
 	return nil, &ParseError{Path: path, Err: unwrapPathError(err)}
+}
+
+// spoolZip copies a zip archive that comes as a stream, on standard input
+// or compressed, to a temporary file, which it unlinks at once (nothing is
+// left behind, whatever ends the run), and reads it from there.
+func spoolZip(in *File) (*zipEntries, error) {
+	tmp, err := os.CreateTemp("", "pwe-*.zip")
+	if err != nil {
+		in.Close()
+		return nil, &ParseError{Path: in.path, Err: fmt.Errorf("a zip archive must be copied to a file to be read: %w", err)}
+	}
+	removed := os.Remove(tmp.Name()) == nil
+	_, err = io.Copy(tmp, in)
+	fp := in.Fingerprint()
+	in.Close()
+	if err == nil {
+		_, err = tmp.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		tmp.Close()
+		if !removed {
+			os.Remove(tmp.Name())
+		}
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			return nil, err
+		}
+		return nil, &ParseError{Path: in.path, Err: fmt.Errorf("copying a zip archive to a temporary file: %w", err)}
+	}
+	z, err := zipEntriesOf(in.path, tmp)
+	if err != nil {
+		if !removed {
+			os.Remove(tmp.Name())
+		}
+		return nil, err
+	}
+	z.spooled = &fp
+	if !removed {
+		// Where an open file cannot be unlinked, it goes when closed.
+		z.remove = tmp.Name()
+	}
+	return z, nil
 }
 
 func (z *zipEntries) next() (string, io.Reader, error) {
@@ -293,14 +346,23 @@ func (z *zipEntries) next() (string, io.Reader, error) {
 	return "", nil, io.EOF
 }
 
-func (z *zipEntries) fingerprint() (Fingerprint, error) { return FingerprintFile(z.path) }
+func (z *zipEntries) fingerprint() (Fingerprint, error) {
+	if z.spooled != nil {
+		return *z.spooled, nil
+	}
+	return FingerprintFile(z.path)
+}
 
 func (z *zipEntries) close() error {
 	if z.open != nil {
 		z.open.Close()
 		z.open = nil
 	}
-	return z.f.Close()
+	err := z.f.Close()
+	if z.remove != "" {
+		os.Remove(z.remove)
+	}
+	return err
 }
 
 // inflaters recycles the zip members' decompressors, as archive/zip does

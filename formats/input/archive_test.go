@@ -359,16 +359,20 @@ func TestArchiveErrors(t *testing.T) {
 		t.Errorf("Parquet from an archive: %v", err)
 	}
 	wantParseError(t, r.Err(), path+"/a.txt", 0, nil)
-	// A zip archive needs its file: on standard input it is refused.
-	withStdin(t, goodZip)
+	// A zip archive on standard input is copied to a file; a damaged one
+	// is an error naming standard input.
+	withStdin(t, goodZip[:len(goodZip)-30])
 	_, r = readAll([]string{"-"}, Options{})
-	wantParseError(t, r.Err(), "-", 0, ErrNotText)
+	wantParseError(t, r.Err(), "-", 0, ErrBadArchive)
 }
 
-// TestTarByContent: a tar archive is known by its header too, whatever
-// its name, compressed or not, and on standard input; one inside another
-// archive, or a zip archive compressed, is refused.
-func TestTarByContent(t *testing.T) {
+// TestArchiveByContent: a tar archive is known by its header too,
+// whatever its name, compressed or not, and on standard input, and so is
+// a zip archive, which is copied to a temporary file where it is not a
+// file of its own; one inside another archive is refused.
+func TestArchiveByContent(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	dir := t.TempDir()
 	tree := filepath.Join(dir, "tree")
 	writeFile(t, tree, "a.txt", []byte("first file\n\nsecond paragraph\n"))
@@ -387,7 +391,11 @@ func TestTarByContent(t *testing.T) {
 		}
 		return out
 	}
-	inputs := map[string][]byte{"corpus.dat": archive, "corpus.gz": gzipBytes(t, archive), "corpus.zst": zstdBytes(t, archive)}
+	zipped := zipDir(t, tree)
+	inputs := map[string][]byte{
+		"corpus.dat": archive, "corpus.gz": gzipBytes(t, archive), "corpus.zst": zstdBytes(t, archive),
+		"zip.gz": gzipBytes(t, zipped), "zip.dat": zipped,
+	}
 	if _, err := exec.LookPath("xz"); err == nil {
 		inputs["corpus.xz"] = xzBytes(t, archive)
 	}
@@ -405,6 +413,10 @@ func TestTarByContent(t *testing.T) {
 		if fps := r.Fingerprints(); len(fps) != 1 || fps[0] != wantFP {
 			t.Errorf("%s on stdin: fingerprints %+v, want %+v", name, fps, wantFP)
 		}
+	}
+	// The zip archives' copies were unlinked.
+	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+		t.Errorf("left in the temporary directory: %v %v", left, err)
 	}
 
 	// A header with one byte changed fails its checksum: the file is no
@@ -429,9 +441,14 @@ func TestTarByContent(t *testing.T) {
 		t.Errorf("%d documents before the nested archive, want 1", len(docs))
 	}
 	wantParseError(t, r.Err(), path+"/inner.tar.gz", 0, ErrNotText)
-	path = writeFile(t, dir, "a.zip.gz", gzipBytes(t, zipDir(t, tree)))
+	outer2 := filepath.Join(dir, "outer2")
+	writeFile(t, outer2, "inner.zip", zipped)
+	path = writeFile(t, dir, "outer2.tar", tarDir(t, outer2))
 	_, r = readAll([]string{path}, Options{})
-	wantParseError(t, r.Err(), path, 0, ErrNotText)
+	wantParseError(t, r.Err(), path+"/inner.zip", 0, ErrNotText)
+	if !strings.Contains(r.Err().Error(), "zip archive inside") {
+		t.Errorf("a zip archive in a tar archive: %v", r.Err())
+	}
 }
 
 // TestIsTarHead: every header format archive/tar writes is known, and

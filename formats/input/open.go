@@ -280,7 +280,7 @@ func binaryKind(head []byte) string {
 	case bytes.HasPrefix(head, []byte("\xff\xff\xff\xff")) || bytes.HasPrefix(head, []byte("ARROW1\x00\x00")):
 		return "an Arrow IPC stream or file, not text"
 	case isZipHead(head):
-		return "a zip archive (pwe reads one named as a file, not from standard input, compressed or inside another archive)"
+		return "a zip archive inside another archive (unpack it, and name the files or their directory)"
 	case isTarHead(head):
 		// Read as an archive where it is an input of its own.
 		return "a tar archive inside another archive (unpack it, and name the files or their directory)"

@@ -124,9 +124,16 @@ func (r *Reader) open(path string) (docSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	if named && f.codec == codecNone && isZipHead(f.head) {
-		f.Close()
-		return r.openZip(path)
+	if isZipHead(f.head) {
+		if named && f.codec == codecNone {
+			f.Close()
+			return r.openZip(path)
+		}
+		z, err := spoolZip(f)
+		if err != nil {
+			return nil, err
+		}
+		return &archiveSource{path: path, entries: z, source: r.source}, nil
 	}
 	tar := tarName || isTarHead(f.head)
 	if kind := binaryKind(f.head); kind != "" && !tar {
