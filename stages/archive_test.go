@@ -79,15 +79,28 @@ func TestArchiveCorpus(t *testing.T) {
 		vocab  []formats.VocabRow
 		counts []formats.CountRow
 	}
+	// A zip archive compressed is copied to --temp-dir to be read.
+	zipGz, temp := filepath.Join(dir, "corpus.zip.gz"), filepath.Join(dir, "temp")
+	var zgz bytes.Buffer
+	gz = gzip.NewWriter(&zgz)
+	if _, err := gz.Write(zb.Bytes()); err != nil || gz.Close() != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(zipGz, zgz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(temp, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	run := func(in string) result {
 		out := filepath.Join(dir, filepath.Base(in)+".out")
 		input := TextInput{Paths: []string{in}}
 		vocab := filepath.Join(out, "vocab.parquet")
-		if _, err := Tokenize(context.Background(), TokenizeConfig{Input: input, MaxVocab: 300, Output: vocab}); err != nil {
+		if _, err := Tokenize(context.Background(), TokenizeConfig{Input: input, MaxVocab: 300, Output: vocab, TempDir: temp}); err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
 		counts := filepath.Join(out, "counts.parquet")
-		st, err := Count(context.Background(), CountConfig{Input: input, Vocab: vocab, Output: counts, Window: 3, Negatives: intp(1), Seed: 5, Threads: 2})
+		st, err := Count(context.Background(), CountConfig{Input: input, Vocab: vocab, Output: counts, Window: 3, Negatives: intp(1), Seed: 5, Threads: 2, TempDir: temp})
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
@@ -102,7 +115,7 @@ func TestArchiveCorpus(t *testing.T) {
 		return result{v, c}
 	}
 	want := run(tree)
-	for _, in := range []string{tgz, zipPath} {
+	for _, in := range []string{tgz, zipPath, zipGz} {
 		got := run(in)
 		if !slices.Equal(got.vocab, want.vocab) {
 			t.Errorf("%s: vocabulary of %d tokens differs from the directory's (%d)", in, len(got.vocab), len(want.vocab))
@@ -110,5 +123,14 @@ func TestArchiveCorpus(t *testing.T) {
 		if !slices.Equal(got.counts, want.counts) {
 			t.Errorf("%s: %d count rows differ from the directory's %d", in, len(got.counts), len(want.counts))
 		}
+	}
+	if left, err := os.ReadDir(temp); err != nil || len(left) != 0 {
+		t.Errorf("left in --temp-dir: %v %v", left, err)
+	}
+	// The copy goes to --temp-dir: where there is none, the error says so.
+	nowhere := filepath.Join(dir, "no-such-dir")
+	_, err = Tokenize(context.Background(), TokenizeConfig{Input: TextInput{Paths: []string{zipGz}}, MaxVocab: 300, Output: filepath.Join(dir, "v.parquet"), TempDir: nowhere})
+	if err == nil || !strings.Contains(err.Error(), nowhere) {
+		t.Errorf("tokenize with --temp-dir %s: %v", nowhere, err)
 	}
 }

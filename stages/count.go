@@ -562,6 +562,7 @@ type countWorker struct {
 // out-of-vocabulary tokens in oov unless it is nil; it returns the corpus's
 // fingerprints.
 func countText(ctx context.Context, cfg CountConfig, tcfg TokenizerConfig, index *tokenize.Index, workers []*countWorker, oov *oovTally, stats *CountStats) ([]input.Fingerprint, error) {
+	cfg.Input.TempDir = cfg.TempDir
 	r, _, err := cfg.Input.open(cfg.Progress, []string{cfg.Vocab}, cfg.Output)
 	if err != nil {
 		return nil, err

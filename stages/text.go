@@ -37,10 +37,13 @@ type TextInput struct {
 	// run's output directory. Not a setting of the corpus, so not
 	// recorded.
 	SkipDirs []string `json:"-" yaml:"-"`
+	// TempDir is where a zip archive on standard input or compressed is
+	// copied to be read (the stage's --temp-dir); not recorded either.
+	TempDir string `json:"-" yaml:"-"`
 }
 
 func (t TextInput) options() (input.Options, error) {
-	o := input.Options{DocSep: t.DocSep, TextField: t.TextField, TextColumn: t.TextColumn}
+	o := input.Options{DocSep: t.DocSep, TextField: t.TextField, TextColumn: t.TextColumn, TempDir: t.TempDir}
 	if t.Format != "" {
 		f, err := input.ParseFormat(t.Format)
 		if err != nil {

@@ -124,6 +124,7 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 		return TokenizeStats{}, err
 	}
 	defer hugeHeap(cfg.Memory)()
+	cfg.Input.TempDir = cfg.TempDir
 	r, size, err := cfg.Input.open(cfg.Progress, []string{stopwords}, cfg.Output, cfg.Tokens)
 	if err != nil {
 		return TokenizeStats{}, err

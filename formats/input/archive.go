@@ -284,10 +284,11 @@ func zipEntriesOf(path string, f *os.File) (*zipEntries, error) {
 }
 
 // spoolZip copies a zip archive that comes as a stream, on standard input
-// or compressed, to a temporary file, which it unlinks at once (nothing is
-// left behind, whatever ends the run), and reads it from there.
-func spoolZip(in *File) (*zipEntries, error) {
-	tmp, err := os.CreateTemp("", "pwe-*.zip")
+// or compressed, to a temporary file in dir, which it unlinks at once
+// (nothing is left behind, whatever ends the run), and reads it from
+// there.
+func spoolZip(in *File, dir string) (*zipEntries, error) {
+	tmp, err := os.CreateTemp(dir, "pwe-*.zip")
 	if err != nil {
 		in.Close()
 		return nil, &ParseError{Path: in.path, Err: fmt.Errorf("a zip archive must be copied to a file to be read: %w", err)}

@@ -418,6 +418,14 @@ func TestArchiveByContent(t *testing.T) {
 	if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
 		t.Errorf("left in the temporary directory: %v %v", left, err)
 	}
+	// Options.TempDir is where they go.
+	nowhere := filepath.Join(tmp, "no", "such", "dir")
+	withStdin(t, zipped)
+	_, r := readAll([]string{"-"}, Options{TempDir: nowhere})
+	wantParseError(t, r.Err(), "-", 0, fs.ErrNotExist)
+	if !strings.Contains(r.Err().Error(), nowhere) {
+		t.Errorf("the error does not name the temporary directory: %v", r.Err())
+	}
 
 	// A header with one byte changed fails its checksum: the file is no
 	// tar archive, unless its name says so, but its NUL bytes say it is
@@ -428,7 +436,7 @@ func TestArchiveByContent(t *testing.T) {
 		t.Errorf("isTarHead: %v for a damaged header, %v for a good one", isTarHead(bad), isTarHead(archive))
 	}
 	path := writeFile(t, dir, "damaged.dat", bad)
-	_, r := readAll([]string{path}, Options{})
+	_, r = readAll([]string{path}, Options{})
 	wantParseError(t, r.Err(), path, 0, ErrNotText)
 
 	// Nested archives and a compressed zip archive.

@@ -83,6 +83,9 @@ type Options struct {
 	// MaxLineBytes bounds a line (text, JSONL), a paragraph or a CSV
 	// record; longer ones are an error. Zero means DefaultMaxLineBytes.
 	MaxLineBytes int
+	// TempDir is where a zip archive that comes as a stream (standard
+	// input, or compressed) is copied to be read; "" is the system's.
+	TempDir string
 
 	// columnImplied: Parquet came from TextColumn, not from Format.
 	columnImplied bool

@@ -129,7 +129,7 @@ func (r *Reader) open(path string) (docSource, error) {
 			f.Close()
 			return r.openZip(path)
 		}
-		z, err := spoolZip(f)
+		z, err := spoolZip(f, r.opt.TempDir)
 		if err != nil {
 			return nil, err
 		}
