@@ -254,6 +254,10 @@ type zipEntries struct {
 	// temporary file's name where it could not be unlinked while open.
 	spooled *Fingerprint
 	remove  string
+	// onRead, if not nil, is told of the file's bytes as its members are
+	// read (report); size is the file's.
+	onRead         func(int64)
+	size, reported int64
 }
 
 // newZipEntries opens the zip archive at path; a damaged one is an error
@@ -275,7 +279,7 @@ func zipEntriesOf(path string, f *os.File) (*zipEntries, error) {
 		if zr, err = zip.NewReader(&readAhead{f: f}, info.Size()); err == nil {
 			// klauspost's inflate is faster than the standard library's.
 			zr.RegisterDecompressor(zip.Deflate, newInflater)
-			return &zipEntries{path: path, f: f, zr: zr}, nil
+			return &zipEntries{path: path, f: f, zr: zr, size: info.Size()}, nil
 		}
 		err = fmt.Errorf("%w: %v", ErrBadArchive, err)
 	}
@@ -330,6 +334,7 @@ func (z *zipEntries) next() (string, io.Reader, error) {
 	if z.open != nil {
 		z.open.Close()
 		z.open = nil
+		z.report(z.zr.File[z.i-1])
 	}
 	for ; z.i < len(z.zr.File); z.i++ {
 		zf := z.zr.File[z.i]
@@ -344,7 +349,27 @@ func (z *zipEntries) next() (string, io.Reader, error) {
 		z.open = rc
 		return zf.Name, rc, nil
 	}
+	if z.onRead != nil && z.size > z.reported {
+		z.onRead(z.size - z.reported)
+		z.reported = z.size
+	}
 	return "", nil, io.EOF
+}
+
+// report tells onRead how far into the file the archive has been read,
+// once member zf is: to the end of its data, where that lies beyond what
+// was reported. A member's compressed bytes are read as it is, the
+// central directory (at the file's end) first, but the progress is the
+// members' (the rest is reported at the end).
+func (z *zipEntries) report(zf *zip.File) {
+	if z.onRead == nil {
+		return
+	}
+	off, err := zf.DataOffset()
+	if end := off + int64(zf.CompressedSize64); err == nil && end > z.reported && end <= z.size {
+		z.onRead(end - z.reported)
+		z.reported = end
+	}
 }
 
 func (z *zipEntries) fingerprint() (Fingerprint, error) {

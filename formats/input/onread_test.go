@@ -1,6 +1,8 @@
 package input
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,5 +138,59 @@ func TestFileOnReadAfterPeek(t *testing.T) {
 	}
 	if want := fileSize(t, path); got != want {
 		t.Errorf("reported %d bytes, want the file's %d", got, want)
+	}
+}
+
+// TestReaderOnReadArchives checks the archives: a tar archive's bytes are
+// reported as its stream is read, a zip archive's as its members are, and
+// a zip archive on standard input's as it is copied to a file; each sums
+// to the input's size, and a zip archive's first member does not report
+// the whole file.
+func TestReaderOnReadArchives(t *testing.T) {
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "tree")
+	// Random words, which gzip and deflate leave large: more than the
+	// read buffers.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 4 {
+		var b strings.Builder
+		for b.Len() < 300<<10 {
+			fmt.Fprintf(&b, "w%x ", rng.Uint32())
+			if rng.IntN(10) == 0 {
+				b.WriteByte('\n')
+			}
+		}
+		writeFile(t, tree, fmt.Sprintf("part%d.txt", i), []byte(b.String()))
+	}
+	tgz := writeFile(t, dir, "a.tar.gz", gzipBytes(t, tarDir(t, tree)))
+	zipped := zipDir(t, tree)
+	zp := writeFile(t, dir, "a.zip", zipped)
+	for _, c := range []struct {
+		path string
+		size int64
+	}{{tgz, fileSize(t, tgz)}, {zp, fileSize(t, zp)}, {"-", int64(len(zipped))}} {
+		withStdin(t, zipped)
+		r := NewReader([]string{c.path}, Options{})
+		var got int64
+		r.OnRead(func(n int64) {
+			if n <= 0 {
+				t.Errorf("%s: OnRead(%d)", c.path, n)
+			}
+			got += n
+		})
+		if !r.Next() {
+			t.Fatal(r.Err())
+		}
+		if c.path != "-" && got >= c.size {
+			t.Errorf("%s: the first document reported %d bytes of %d", c.path, got, c.size)
+		}
+		for r.Next() {
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.size {
+			t.Errorf("%s: reported %d bytes, want %d", c.path, got, c.size)
+		}
 	}
 }

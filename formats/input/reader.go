@@ -129,6 +129,9 @@ func (r *Reader) open(path string) (docSource, error) {
 			f.Close()
 			return r.openZip(path)
 		}
+		if hook != nil {
+			f.OnRead(hook) // the copy's reading
+		}
 		z, err := spoolZip(f, r.opt.TempDir)
 		if err != nil {
 			return nil, err
@@ -159,6 +162,9 @@ func (r *Reader) openZip(path string) (docSource, error) {
 	z, err := newZipEntries(path)
 	if err != nil {
 		return nil, err
+	}
+	if r.onRead != nil {
+		z.onRead = r.countRead
 	}
 	return &archiveSource{path: path, entries: z, source: r.source}, nil
 }
