@@ -297,36 +297,32 @@ func spoolZip(in *File, dir string) (*zipEntries, error) {
 		in.Close()
 		return nil, &ParseError{Path: in.path, Err: fmt.Errorf("a zip archive must be copied to a file to be read: %w", err)}
 	}
-	removed := os.Remove(tmp.Name()) == nil
+	// Where an open file cannot be unlinked, it goes when closed.
+	remove := ""
+	if os.Remove(tmp.Name()) != nil {
+		remove = tmp.Name()
+	}
 	_, err = io.Copy(tmp, in)
 	fp := in.Fingerprint()
 	in.Close()
+	var z *zipEntries
 	if err == nil {
-		_, err = tmp.Seek(0, io.SeekStart)
-	}
-	if err != nil {
+		// zipEntriesOf closes tmp if the archive is damaged.
+		z, err = zipEntriesOf(in.path, tmp)
+	} else {
 		tmp.Close()
-		if !removed {
-			os.Remove(tmp.Name())
-		}
 		var pe *ParseError
-		if errors.As(err, &pe) {
-			return nil, err
+		if !errors.As(err, &pe) {
+			err = &ParseError{Path: in.path, Err: fmt.Errorf("copying a zip archive to a temporary file: %w", err)}
 		}
-		return nil, &ParseError{Path: in.path, Err: fmt.Errorf("copying a zip archive to a temporary file: %w", err)}
 	}
-	z, err := zipEntriesOf(in.path, tmp)
 	if err != nil {
-		if !removed {
-			os.Remove(tmp.Name())
+		if remove != "" {
+			os.Remove(remove)
 		}
 		return nil, err
 	}
-	z.spooled = &fp
-	if !removed {
-		// Where an open file cannot be unlinked, it goes when closed.
-		z.remove = tmp.Name()
-	}
+	z.spooled, z.remove = &fp, remove
 	return z, nil
 }
 

@@ -183,7 +183,7 @@ func (s *csvSource) record() (text []byte, textLine int64, err error) {
 	case s.nfields == 0:
 		s.nfields = n
 	case n != s.nfields && s.comma == '\t':
-		return nil, 0, &ParseError{Path: s.lines.file.path, Line: start, Err: fmt.Errorf("%w: %w (%d, the header has %d; a TSV record is one line, whose quotes are text unless around a whole field)", ErrInvalidCSV, csv.ErrFieldCount, n, s.nfields)}
+		return nil, 0, s.syntax(start, fmt.Errorf("%w (%d, the header has %d; a TSV record is one line, whose quotes are text unless around a whole field)", csv.ErrFieldCount, n, s.nfields))
 	case n != s.nfields:
 		return nil, 0, s.syntax(start, csv.ErrFieldCount)
 	}
