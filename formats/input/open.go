@@ -3,7 +3,6 @@ package input
 import (
 	"bufio"
 	"bytes"
-	"compress/bzip2"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -232,7 +232,11 @@ func newFileHashing(path string, r io.Reader, closer io.Closer, h hash.Hash) (*F
 		f.dec = zr
 		f.close = func() error { zr.Close(); return closeRaw() }
 	case codecBzip2:
-		f.dec = bzip2.NewReader(f.buf)
+		// On two or more cores, the blocks are decoded in parallel
+		// (bzip2.go).
+		dec, stop := newBzip2Reader(f.buf, runtime.GOMAXPROCS(0))
+		f.dec = dec
+		f.close = func() error { stop(); return closeRaw() }
 	case codecXz:
 		// The reader takes concatenated streams and their padding, as xz
 		// -d does. A block's dictionary is allocated at the size its
