@@ -31,7 +31,8 @@ func init() {
 INPUT is a file, a directory (read recursively), a tar or zip archive (read
 member by member: .tar, .tar.gz, .tgz, .tar.zst, .tar.bz2, .tar.xz, .zip), a
 glob pattern ("**" for any number of directories: 'corpus/**/*.txt') or -
-for standard input; .gz, .zst, .bz2 and .xz files are decompressed. Tokens
+for standard input; .gz, .zst, .bz2 and .xz files are decompressed. Of a
+WARC file (Common Crawl's .warc.wet.gz) only its pages' text is read. Tokens
 are Unicode words (UAX #29), case-folded unless --no-lower. With --tokens, the corpus is
 also written as token ids, which pwe count --tokens reads instead of the text
 (for English text about a third of its size; it saves count from
@@ -42,6 +43,7 @@ and are merged, which leaves the vocabulary unchanged.`,
   pwe tokenize posts.jsonl.zst --text-field body -o vocab.parquet
   pwe tokenize 'archive/**/*.txt.gz' -o vocab.parquet
   pwe tokenize reviews.csv.gz --text-column review -o vocab.parquet
+  pwe tokenize 'CC-MAIN-2024-10/**/*.warc.wet.gz' -o vocab.parquet
   pwe tokenize corpus/ -o vocab.parquet --tokens tokens.bin && pwe count --tokens tokens.bin --vocab vocab.parquet -o counts.parquet`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.TokenizeConfig

@@ -25,6 +25,8 @@ var (
 	ErrInvalidCSV    = errors.New("input: invalid CSV")
 	ErrEmptyArchive  = errors.New("input: archive contains no files")
 	ErrBadArchive    = errors.New("input: truncated or damaged archive")
+	ErrBadWARC       = errors.New("input: malformed WARC file")
+	ErrWARCNotText   = errors.New("input: WARC records of web pages as fetched (HTTP and HTML), not text: read the crawl's WET files (.warc.wet.gz), which hold each page's text")
 )
 
 // ParseError reports a problem with one input, with the position where it

@@ -172,5 +172,5 @@ func readFileAll(t *testing.T, f *File) ([]byte, error) {
 // is read, which the fuzzers' references of text, JSONL and CSV do not
 // model.
 func notReadAsText(data []byte) bool {
-	return codecFromMagic(data, "") != codecNone || binaryKind(data[:min(len(data), headLen)]) != ""
+	return codecFromMagic(data, "") != codecNone || binaryKind(data[:min(len(data), headLen)]) != "" || isWARCHead(data)
 }

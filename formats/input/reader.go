@@ -202,7 +202,11 @@ func (r *Reader) source(f *File) (docSource, error) {
 	if r.opt.Format == JSONL {
 		return &jsonlSource{lines: lines, field: r.opt.TextField}, nil
 	}
-	return &textSource{lines: lines, paragraphs: r.opt.DocSep == DocSepBlank}, nil
+	paragraphs := r.opt.DocSep == DocSepBlank
+	if isWARCHead(f.head) {
+		return newWARCSource(lines, paragraphs), nil
+	}
+	return &textSource{lines: lines, paragraphs: paragraphs}, nil
 }
 
 // docPath is the path of the open input's documents: a member's within an

@@ -34,6 +34,10 @@ type lineScanner struct {
 	max        int   // the longest line allowed, without its line ending
 	readErr    error // what ended the reading: io.EOF or an error
 	scanErr    error // a line too long, or readErr if not io.EOF
+	// left, where not negative, is how many more bytes scan may take
+	// (a WARC record's content): it reports no more lines once they are
+	// taken, ends included (a last line may take its ending past them).
+	left int64
 }
 
 // initialLineBuffer is the scanner's first buffer; it grows (up to the line
@@ -45,7 +49,7 @@ func newLineBuffer(maxLine int) []byte {
 }
 
 func newLineScanner(f *File, buf []byte, maxLine int) *lineScanner {
-	return &lineScanner{file: f, buf: buf, max: maxLine}
+	return &lineScanner{file: f, buf: buf, max: maxLine, left: -1}
 }
 
 var errSplitTooLong = errors.New("line exceeds limit")
@@ -56,10 +60,16 @@ const maxEmptyReads = 100
 
 // scan moves to the next line and reports whether there is one.
 func (s *lineScanner) scan() bool {
+	if s.left == 0 {
+		return false
+	}
 	for empty := 0; ; {
 		if i := bytes.IndexByte(s.buf[s.start:s.end], '\n'); i >= 0 {
 			line := s.buf[s.start : s.start+i]
 			s.start += i + 1
+			if s.left > 0 {
+				s.left = max(0, s.left-int64(i+1))
+			}
 			return s.take(line)
 		}
 		if s.readErr != nil {
@@ -70,6 +80,9 @@ func (s *lineScanner) scan() bool {
 			if s.start < s.end && s.file.err == nil {
 				line := s.buf[s.start:s.end]
 				s.start = s.end
+				if s.left > 0 {
+					s.left = max(0, s.left-int64(len(line)))
+				}
 				return s.take(line)
 			}
 			if s.readErr != io.EOF && s.scanErr == nil {
