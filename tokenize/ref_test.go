@@ -2,11 +2,13 @@ package tokenize
 
 import (
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/clipperhouse/uax29/v2/words"
 	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // This file holds slow, obviously correct implementations that the tests
@@ -48,10 +50,7 @@ func refTokens(opt Options, doc []byte) (toks []string, st Stats) {
 	}
 	stop := map[string]bool{}
 	for w := range opt.Stopwords {
-		if !opt.KeepCase {
-			w = cases.Fold().String(w)
-		}
-		stop[w] = true
+		stop[refNormalize(w, opt.KeepCase)] = true
 	}
 	for _, seg := range librarySegments(string(valid)) {
 		rs := []rune(seg)
@@ -61,9 +60,7 @@ func refTokens(opt Options, doc []byte) (toks []string, st Stats) {
 			}
 			continue
 		}
-		if !opt.KeepCase {
-			seg = cases.Fold().String(seg)
-		}
+		seg = refNormalize(seg, opt.KeepCase)
 		if utf8.RuneCountInString(seg) < opt.MinLength || stop[seg] {
 			st.Dropped++
 			continue
@@ -72,6 +69,19 @@ func refTokens(opt Options, doc []byte) (toks []string, st Stats) {
 		toks = append(toks, seg)
 	}
 	return toks, st
+}
+
+// refNormalize folds case unless keepCase, composes (NFC), and with case
+// folded writes the typographic apostrophe as '.
+func refNormalize(w string, keepCase bool) string {
+	if !keepCase {
+		w = cases.Fold().String(w)
+	}
+	w = norm.NFC.String(w)
+	if !keepCase {
+		w = strings.ReplaceAll(w, "\u2019", "'")
+	}
+	return w
 }
 
 func allSpace(rs []rune) bool {

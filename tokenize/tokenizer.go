@@ -1,16 +1,19 @@
 package tokenize
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/clipperhouse/uax29/v2/words"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/pwe-project/pwe/internal/cacheline"
 )
@@ -71,7 +74,11 @@ var fold = cases.Fold()
 // and "日" are kept, "--", "..." and "___" are not), case-folded with
 // golang.org/x/text/cases.Fold unless Options.KeepCase is set (so "Straße"
 // becomes "strasse"; Fold applies no language-specific rules, so "İ" becomes
-// "i" followed by U+0307 and "ı" stays as it is).
+// "i" followed by U+0307 and "ı" stays as it is), and composed to Unicode
+// normalization form C, so that an accented letter written as a letter and
+// a combining accent (as macOS and some web pages write it) gives the same
+// token as the precomposed letter. Folding also writes the typographic
+// apostrophe (U+2019) as ', so that "don’t" and "don't" are one token.
 //
 // Malformed UTF-8 is replaced before segmentation: every byte that
 // utf8.DecodeRune reports as invalid (width 1) becomes one U+FFFD, as a Go
@@ -109,10 +116,7 @@ func New(opt Options) *Tokenizer {
 	if len(opt.Stopwords) > 0 {
 		t.stop = make(map[string]struct{}, len(opt.Stopwords))
 		for w := range opt.Stopwords {
-			if t.foldCase {
-				w = fold.String(w)
-			}
-			t.stop[w] = struct{}{}
+			t.stop[normalizeWord(w, opt)] = struct{}{}
 		}
 	}
 	return t
@@ -433,6 +437,7 @@ func (t *Tokenizer) unicodeTokens(dst [][]byte, text []byte) [][]byte {
 	for t.iter.Next() {
 		tok := t.iter.Value()
 		word, space, ascii, upper := false, true, true, false
+		var maxRune rune
 		for k := 0; k < len(tok); {
 			c := tok[k]
 			if c < utf8.RuneSelf {
@@ -447,6 +452,7 @@ func (t *Tokenizer) unicodeTokens(dst [][]byte, text []byte) [][]byte {
 			word = word || unicode.IsLetter(r) || unicode.IsNumber(r)
 			space = space && unicode.IsSpace(r)
 			ascii = false
+			maxRune = max(maxRune, r)
 			k += n
 		}
 		if !word {
@@ -455,13 +461,22 @@ func (t *Tokenizer) unicodeTokens(dst [][]byte, text []byte) [][]byte {
 			}
 			continue
 		}
-		if t.foldCase {
-			switch {
-			case ascii && upper:
-				tok = t.lowerASCII(tok)
-			case !ascii:
-				tok = t.foldUnicode(tok)
+		switch {
+		case ascii && upper && t.foldCase:
+			tok = t.lowerASCII(tok)
+		case !ascii:
+			folded := tok
+			if t.foldCase {
+				folded = t.foldUnicode(tok)
 			}
+			// Text below U+0300 (Latin, accented letters included) is
+			// composed already, unless folding decomposed it (ǰ folds
+			// to j and a combining caron); the apostrophe, U+2019, is
+			// above.
+			if maxRune >= 0x300 || len(folded) != len(tok) || &folded[0] != &tok[0] {
+				folded = t.compose(folded)
+			}
+			tok = folded
 		}
 		if t.minLen > 0 && utf8.RuneCount(tok) < t.minLen {
 			t.stats.Dropped++
@@ -504,6 +519,52 @@ func (t *Tokenizer) foldUnicode(tok []byte) []byte {
 	}
 	out := t.arena[start:]
 	return out[:len(out):len(out)]
+}
+
+// rightQuote is U+2019, the typographic apostrophe (don’t).
+const rightQuote = "\u2019"
+
+// compose returns tok in Unicode normalization form C, and where case is
+// folded with its typographic apostrophes as ', in the arena unless it is
+// so already: "cafe\u0301" (e and a combining acute accent, as macOS and
+// some web pages write it) and "café" are one token, and so are "don’t"
+// and "don't".
+func (t *Tokenizer) compose(tok []byte) []byte {
+	apostrophe := t.foldCase && bytes.Contains(tok, []byte(rightQuote))
+	if !apostrophe && norm.NFC.QuickSpan(tok) == len(tok) {
+		return tok
+	}
+	start := len(t.arena)
+	t.arena = norm.NFC.Append(t.arena, tok...)
+	if apostrophe {
+		out := t.arena[start:]
+		w := 0
+		for i := 0; i < len(out); w++ {
+			if bytes.HasPrefix(out[i:], []byte(rightQuote)) {
+				out[w] = '\''
+				i += len(rightQuote)
+				continue
+			}
+			out[w] = out[i]
+			i++
+		}
+		t.arena = t.arena[:start+w]
+	}
+	out := t.arena[start:]
+	return out[:len(out):len(out)]
+}
+
+// normalizeWord returns word as a Tokenizer with opt would return it as a
+// token, folded and composed: for the stop words it compares tokens with.
+func normalizeWord(word string, opt Options) string {
+	if !opt.KeepCase {
+		word = fold.String(word)
+	}
+	word = norm.NFC.String(word)
+	if !opt.KeepCase {
+		word = strings.ReplaceAll(word, rightQuote, "'")
+	}
+	return word
 }
 
 // growLen extends b by n bytes of unspecified content.

@@ -37,7 +37,15 @@ func TestTokens(t *testing.T) {
 		{"numbers", Options{}, "½ Ⅻ ２ x² ⅓3", []string{"½", "ⅻ", "２", "x", "²", "⅓", "3"}},
 		{"symbols dropped", Options{}, "© 👍🏽 — … ¿Qué?", []string{"qué"}},
 		{"ideographs", Options{}, "日本語のテキスト", []string{"日", "本", "語", "の", "テキスト"}},
-		{"combining mark", Options{}, "e\u0301te\u0301 \u0301x", []string{"e\u0301te\u0301", "x"}},
+		// Tokens are composed (NFC): a letter and its combining accent
+		// are one rune.
+		{"combining mark", Options{}, "e\u0301te\u0301 \u0301x", []string{"\u00e9t\u00e9", "x"}},
+		{"composed", Options{}, "Cafe\u0301 CAFE\u0301 caf\u00e9 A\u030angstro\u0308m", []string{"caf\u00e9", "caf\u00e9", "caf\u00e9", "\u00e5ngstr\u00f6m"}},
+		{"composed keep case", Options{KeepCase: true}, "Cafe\u0301 CAFE\u0301", []string{"Caf\u00e9", "CAF\u00c9"}},
+		// With case folded, the typographic apostrophe is '.
+		{"apostrophe", Options{}, "don\u2019t DON'T Don\u2019t l\u2019\u00e9t\u00e9", []string{"don't", "don't", "don't", "l'\u00e9t\u00e9"}},
+		{"apostrophe keep case", Options{KeepCase: true}, "Don\u2019t don't", []string{"Don\u2019t", "don't"}},
+		{"apostrophe stop word", Options{Stopwords: map[string]struct{}{"DON\u2019T": {}, "cafe\u0301": {}}}, "don't don\u2019t caf\u00e9 x", []string{"x"}},
 		{"ideographic space", Options{}, "a \u3000 b\u3000c", []string{"a", "b", "c"}},
 		{"stop words folded", Options{Stopwords: stop}, "The Queen of Sheba, the STRASSE of Straße", []string{"queen", "sheba"}},
 		{"stop words exact with KeepCase", Options{KeepCase: true, Stopwords: stop}, "The Queen of Sheba, the STRASSE Straße",
@@ -358,10 +366,11 @@ func FuzzTokens(f *testing.F) {
 		f.Add([]byte(d), false, uint8(0))
 	}
 	f.Add([]byte("Can't e.g. 3.14 1,000,000 a:b a..b _x_ x_1 U.S.A. 'quoted' --\t\r\n"), true, uint8(2))
+	f.Add([]byte("Cafe\u0301 DON\u2019T \u01f0 A\u030a \u1100\u1161\u11a8 e\u0301\u0301"), false, uint8(130))
 	f.Fuzz(func(t *testing.T, doc []byte, keepCase bool, minLength uint8) {
 		opt := Options{KeepCase: keepCase, MinLength: int(minLength % 4)}
 		if minLength >= 128 {
-			opt.Stopwords = map[string]struct{}{"the": {}, "STRASSE": {}, "é": {}}
+			opt.Stopwords = map[string]struct{}{"the": {}, "STRASSE": {}, "é": {}, "don\u2019t": {}}
 		}
 		compareWithReference(t, opt, doc)
 		piecesMatch(t, opt, doc, 1+int(minLength%8))

@@ -33,7 +33,8 @@ member by member: .tar, .tar.gz, .tgz, .tar.zst, .tar.bz2, .tar.xz, .zip), a
 glob pattern ("**" for any number of directories: 'corpus/**/*.txt') or -
 for standard input; .gz, .zst, .bz2 and .xz files are decompressed. Of a
 WARC file (Common Crawl's .warc.wet.gz) only its pages' text is read. Tokens
-are Unicode words (UAX #29), case-folded unless --no-lower. With --tokens, the corpus is
+are Unicode words (UAX #29), case-folded unless --no-lower, in Unicode
+normalization form C. With --tokens, the corpus is
 also written as token ids, which pwe count --tokens reads instead of the text
 (for English text about a third of its size; it saves count from
 decompressing and segmenting the corpus again). The table of distinct tokens
