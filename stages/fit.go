@@ -550,7 +550,7 @@ func anchorRule(s string, tokens []string) (posterior.AnchorRule, error) {
 		name = strings.TrimSpace(name)
 		id, ok := index[name]
 		if !ok {
-			return posterior.AnchorRule{}, fmt.Errorf("anchors: %q is neither a rule (last, first, ...) nor a token of the vocabulary", name)
+			return posterior.AnchorRule{}, fmt.Errorf("anchors: %q is neither a rule (last, first, ...) nor a token of the vocabulary%s", name, tokenHint(name, index))
 		}
 		ids = append(ids, id)
 	}
@@ -581,7 +581,7 @@ func drawsFilter(save string, tokens []string) ([]bool, error) {
 	for n, t := range names {
 		id, ok := index[t]
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: token %q is not in the vocabulary", save, lines[n], t)
+			return nil, fmt.Errorf("%s:%d: token %q is not in the vocabulary%s", save, lines[n], t, tokenHint(t, index))
 		}
 		keep[id] = true
 	}

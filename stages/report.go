@@ -389,7 +389,11 @@ func densityFigures(ctx context.Context, drawsPath string, names [][2]string, ve
 			if pairsFile != "" {
 				src = pairsFile
 			}
-			return nil, fmt.Errorf("%s: pair %d (%q, %q) is not among the tokens of %s", src, k+1, pr[0], pr[1], drawsPath)
+			missing := pr[0]
+			if okA {
+				missing = pr[1]
+			}
+			return nil, fmt.Errorf("%s: pair %d (%q, %q) is not among the tokens of %s%s", src, k+1, pr[0], pr[1], drawsPath, tokenHint(missing, index))
 		}
 		pairs[k] = posterior.Pair{A: a, B: b}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/pwe-project/pwe/formats/input"
 	"github.com/pwe-project/pwe/posterior"
 	"github.com/pwe-project/pwe/posterior/diag"
+	"github.com/pwe-project/pwe/tokenize"
 )
 
 // Output file names of the summarize stage.
@@ -478,7 +479,7 @@ func resolvePairs(cfg SummarizeConfig, index map[string]int, drawsPath string) (
 			for k, t := range pr {
 				i, ok := index[t]
 				if !ok {
-					return nil, fmt.Errorf("%s:%d: token %q is not among the tokens of %s", cfg.Pairs, lines[n], t, drawsPath)
+					return nil, fmt.Errorf("%s:%d: token %q is not among the tokens of %s%s", cfg.Pairs, lines[n], t, drawsPath, tokenHint(t, index))
 				}
 				ids[k] = i
 			}
@@ -529,11 +530,22 @@ func resolveTokens(tokens []string, index map[string]int, what, drawsPath string
 	for n, t := range tokens {
 		i, ok := index[t]
 		if !ok {
-			return nil, fmt.Errorf("%s: token %d, %q, is not among the tokens of %s", what, n+1, t, drawsPath)
+			return nil, fmt.Errorf("%s: token %d, %q, is not among the tokens of %s%s", what, n+1, t, drawsPath, tokenHint(t, index))
 		}
 		rows = append(rows, i)
 	}
 	return rows, nil
+}
+
+// tokenHint returns, for a token a user named that index lacks, the
+// token as tokenize writes it where index has that: tokens are case-folded
+// and composed (NFC), so "Paris" is "paris" in most vocabularies.
+func tokenHint(t string, index map[string]int) string {
+	n := tokenize.Normalize(t, tokenize.Options{})
+	if _, ok := index[n]; ok && n != t {
+		return fmt.Sprintf(" (tokenize folds case and composes accents: it has %q)", n)
+	}
+	return ""
 }
 
 // ReadTokenFile reads a list of tokens, one per line (blank lines and

@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -371,5 +372,37 @@ func TestSummarizeConstant(t *testing.T) {
 				t.Errorf("%s: %+v, want a spread and an R-hat", r.Quantity, r.Stats)
 			}
 		}
+	}
+}
+
+// TestTokenHint checks the hint given for a token a user names that the
+// vocabulary lacks, and that Summarize gives it for a capitalised query.
+func TestTokenHint(t *testing.T) {
+	index := map[string]int{"caf\u00e9": 0, "don't": 1, "paris": 2}
+	for _, c := range []struct{ token, want string }{
+		{"Cafe\u0301", `it has "café"`},
+		{"DON\u2019T", `it has "don't"`},
+		{"Paris", `it has "paris"`},
+		{"london", ""},
+		{"Londres", ""},
+	} {
+		got := tokenHint(c.token, index)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("tokenHint(%q) = %q, want %q", c.token, got, c.want)
+		}
+	}
+
+	fit := fitFixture(t)
+	nd := readNaive(t, fit)
+	var query string
+	for _, tok := range nd.tokens {
+		if up := strings.ToUpper(tok); up != tok {
+			query = up
+			break
+		}
+	}
+	_, err := Summarize(context.Background(), SummarizeConfig{Fit: fit, Neighbours: []string{query}, Top: 3, Output: filepath.Join(t.TempDir(), "out")})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("it has %q", strings.ToLower(query))) {
+		t.Errorf("neighbours of %q: error %v, want the hint naming %q", query, err, strings.ToLower(query))
 	}
 }

@@ -116,7 +116,7 @@ func New(opt Options) *Tokenizer {
 	if len(opt.Stopwords) > 0 {
 		t.stop = make(map[string]struct{}, len(opt.Stopwords))
 		for w := range opt.Stopwords {
-			t.stop[normalizeWord(w, opt)] = struct{}{}
+			t.stop[Normalize(w, opt)] = struct{}{}
 		}
 	}
 	return t
@@ -554,9 +554,10 @@ func (t *Tokenizer) compose(tok []byte) []byte {
 	return out[:len(out):len(out)]
 }
 
-// normalizeWord returns word as a Tokenizer with opt would return it as a
-// token, folded and composed: for the stop words it compares tokens with.
-func normalizeWord(word string, opt Options) string {
+// Normalize returns word as a Tokenizer with opt would return it as a
+// token, folded and composed: for words compared with tokens (stop words,
+// or words a user names).
+func Normalize(word string, opt Options) string {
 	if !opt.KeepCase {
 		word = fold.String(word)
 	}
