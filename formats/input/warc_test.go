@@ -46,7 +46,7 @@ func warcFile(recs []warcRecord, path string, paragraphs bool) ([]byte, []doc) {
 					// record's "\r\n", whose '\r' alone is dropped.
 					l = strings.TrimSuffix(l, "\r")
 				}
-				if strings.TrimSpace(l) == "" {
+				if strings.Trim(l, " \t\r\f\v") == "" { // ASCII white space, as text lines
 					flush()
 					continue
 				}
@@ -193,12 +193,14 @@ func FuzzWARC(f *testing.F) {
 			if len(c) > 0 && int(c[0]) < len(kinds) {
 				k = kinds[c[0]]
 			}
-			if bytes.Contains(c, []byte("\n")) && len(c) > 1<<10 {
-				return // a line longer than the limit
-			}
 			recs = append(recs, warcRecord{kind: k, content: string(c)})
 		}
 		file, want := warcFile(recs, "-", paragraphs)
+		for _, l := range bytes.Split(file, []byte("\n")) {
+			if len(l) > opt.MaxLineBytes {
+				return // a line longer than the limit
+			}
+		}
 		if bytes.IndexByte(file[:min(len(file), headLen)], 0) >= 0 {
 			return // refused as binary
 		}
