@@ -323,7 +323,10 @@ func (s *bzip2Scanner) bits48(at int64) uint64 {
 	return binary.BigEndian.Uint64(w[:]) << (at % 8) >> 16
 }
 
-var errBzip2Truncated = fmt.Errorf("bzip2 data invalid: %w", io.ErrUnexpectedEOF)
+var (
+	errBzip2Truncated = fmt.Errorf("bzip2 data invalid: %w", io.ErrUnexpectedEOF)
+	errBzip2LongBlock = bzip2.StructuralError(fmt.Sprintf("no block end within %d MiB", bzip2MaxBlockBytes>>20))
+)
 
 // scan emits the file's pieces in order until emit returns false or the
 // file ends.
@@ -461,7 +464,7 @@ func (s *bzip2Scanner) find(at, from int64) (int64, error) {
 				continue
 			}
 			if i-at/8 > bzip2MaxBlockBytes {
-				return 0, bzip2.StructuralError(fmt.Sprintf("no block end within %d MiB", bzip2MaxBlockBytes>>20))
+				return 0, errBzip2LongBlock
 			}
 			for ; c != 0; c &= c - 1 {
 				b := i*8 + int64(bits.TrailingZeros8(c))
@@ -473,7 +476,7 @@ func (s *bzip2Scanner) find(at, from int64) (int64, error) {
 			}
 		}
 		if i-at/8 > bzip2MaxBlockBytes {
-			return 0, bzip2.StructuralError(fmt.Sprintf("no block end within %d MiB", bzip2MaxBlockBytes>>20))
+			return 0, errBzip2LongBlock
 		}
 		if s.eof {
 			return 0, errBzip2Truncated

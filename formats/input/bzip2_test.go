@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -33,22 +32,6 @@ func bzip2Text(n int, seed uint64) []byte {
 		b.WriteByte('\n')
 	}
 	return b.Bytes()[:n]
-}
-
-// bzip2Level runs bzip2 at a block size of level*100k.
-func bzip2Level(t testing.TB, data []byte, level int) []byte {
-	t.Helper()
-	path, err := exec.LookPath("bzip2")
-	if err != nil {
-		t.Skip("bzip2 command not found")
-	}
-	cmd := exec.Command(path, "-c", fmt.Sprintf("-%d", level))
-	cmd.Stdin = bytes.NewReader(data)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // chunked reads at most n bytes a call, so that the scan's buffer meets

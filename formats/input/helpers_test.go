@@ -4,6 +4,7 @@ import (
 	"bytes"
 	stdgzip "compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -39,16 +40,22 @@ func zstdBytes(t testing.TB, data []byte) []byte {
 	return w.EncodeAll(data, nil)
 }
 
-// bzip2Bytes runs the bzip2 command; Go has no bzip2 writer. Tests that need
-// arbitrary bzip2 content skip without it; testdata/austen.txt.bz2 covers
-// bzip2 everywhere.
+// bzip2Bytes runs the bzip2 command at its default block size (900k); Go
+// has no bzip2 writer. Tests that need arbitrary bzip2 content skip without
+// it; testdata/austen.txt.bz2 covers bzip2 everywhere.
 func bzip2Bytes(t testing.TB, data []byte) []byte {
+	t.Helper()
+	return bzip2Level(t, data, 9)
+}
+
+// bzip2Level runs the bzip2 command at a block size of level*100k.
+func bzip2Level(t testing.TB, data []byte, level int) []byte {
 	t.Helper()
 	path, err := exec.LookPath("bzip2")
 	if err != nil {
 		t.Skip("bzip2 command not found")
 	}
-	cmd := exec.Command(path, "-c")
+	cmd := exec.Command(path, "-c", fmt.Sprintf("-%d", level))
 	cmd.Stdin = bytes.NewReader(data)
 	out, err := cmd.Output()
 	if err != nil {

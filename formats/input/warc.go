@@ -31,7 +31,6 @@ type warcSource struct {
 	text textSource // over the current record's content (lines.left)
 	// inRecord is set while the content of a conversion record is read.
 	inRecord bool
-	records  int64 // records read, for messages
 }
 
 func newWARCSource(lines *lineScanner, paragraphs bool) *warcSource {
@@ -93,11 +92,9 @@ func (s *warcSource) header() (kind string, length int64, err error) {
 	// content, and the one ending content without a final newline).
 	for {
 		if !lines.scan() {
-			err := lines.err()
-			if err == io.EOF && s.records == 0 {
-				return "", 0, s.errorf(lines.line+1, "no WARC record")
-			}
-			return "", 0, err
+			// io.EOF: the file's head holds a version line, so its end
+			// comes after a record.
+			return "", 0, lines.err()
 		}
 		if len(lines.bytes()) > 0 {
 			break
@@ -138,7 +135,6 @@ func (s *warcSource) header() (kind string, length int64, err error) {
 	if length < 0 {
 		return "", 0, s.errorf(start, "the record has no Content-Length")
 	}
-	s.records++
 	return kind, length, nil
 }
 
