@@ -13,6 +13,8 @@ import (
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/stages"
+	"github.com/pwe-project/pwe/tokenize"
 )
 
 // logRecord is one line of the JSON log.
@@ -214,6 +216,12 @@ func TestRunEndToEnd(t *testing.T) {
 	}
 	if err := json.Unmarshal(man.find("count").Settings, &settings); err != nil || settings.Window != 3 {
 		t.Errorf("count settings %s", man.find("count").Settings)
+	}
+	// The tokenizer's rules are part of tokenize's settings, and so of its
+	// key: a pwe whose rules changed makes the vocabulary again.
+	var tokenizeSettings stages.TokenizeConfig
+	if err := json.Unmarshal(man.find("tokenize").Settings, &tokenizeSettings); err != nil || tokenizeSettings.Tokenizer.Rules != tokenize.Rules {
+		t.Errorf("tokenize settings %s, want the tokenizer's rules %d", man.find("tokenize").Settings, tokenize.Rules)
 	}
 	var fitStats struct {
 		V     int `json:"vocab_size"`

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/pwe-project/pwe/formats/input"
@@ -237,8 +238,15 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		tk.Input, tk.Output, tk.Threads = in, filepath.Join(c.staging("tokenize"), VocabFile), c.Threads
 		tk.Memory, tk.TempDir = int64(c.Memory), c.TempDir
 		tk.Tokens = filepath.Join(c.staging("tokenize"), TokensFile)
+		tk = tk.WithDefaults() // the settings recorded name the tokenizer's rules
+		// The stop words are read when tokenize runs, so their file is one
+		// of its inputs: a change to it makes the vocabulary again.
+		tkInputs := paths
+		if f := tk.Tokenizer.StopwordsFile; f != "" {
+			tkInputs = append(slices.Clone(paths), f)
+		}
 		plan = append(plan, stage{
-			name: "tokenize", settings: tk, inputs: paths, outputs: []string{vocab, tokens},
+			name: "tokenize", settings: tk, inputs: tkInputs, outputs: []string{vocab, tokens},
 			run:      func(ctx context.Context) (any, error) { return Tokenize(ctx, opt.Reporter, tk) },
 			hugeHeap: true,
 		})

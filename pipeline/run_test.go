@@ -326,3 +326,38 @@ func TestRunPublishesSummarizeAndReport(t *testing.T) {
 	}
 	assertManifestMatchesFiles(t, cfg.Output)
 }
+
+// TestRunStopwordsChange: the stop words file is an input of tokenize, so
+// editing it makes the vocabulary and the counts again, without them.
+func TestRunStopwordsChange(t *testing.T) {
+	dir := t.TempDir()
+	stop := filepath.Join(dir, "stop.txt")
+	if err := os.WriteFile(stop, []byte("the\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := loadConfig(t, dir, config+"skip_fit: true\n")
+	cfg.Tokenize.Tokenizer.StopwordsFile = stop
+	ctx := context.Background()
+	both := []string{"tokenize", "count"}
+	if rep, err := Run(ctx, cfg, Options{}); err != nil || !slices.Equal(rep.Ran, both) {
+		t.Fatalf("first run ran %v (%v)", rep.Ran, err)
+	}
+	if rep, err := Run(ctx, cfg, Options{}); err != nil || !slices.Equal(rep.Skipped, both) {
+		t.Fatalf("unchanged rerun skipped %v (%v)", rep.Skipped, err)
+	}
+	if err := os.WriteFile(stop, []byte("the\nof\nand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := Run(ctx, cfg, Options{}); err != nil || !slices.Equal(rep.Ran, both) {
+		t.Fatalf("after editing the stop words: ran %v, skipped %v (%v)", rep.Ran, rep.Skipped, err)
+	}
+	rows, _, err := formats.ReadVocab(filepath.Join(cfg.Output, VocabFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Token == "the" || r.Token == "of" || r.Token == "and" {
+			t.Errorf("vocabulary has the stop word %q", r.Token)
+		}
+	}
+}

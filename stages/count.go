@@ -285,6 +285,9 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	tcfg := vcfg.Tokenizer
 	if cfg.Tokens == "" {
 		cfg.Input.inheritFormat(vcfg.Input)
+		if err := tcfg.checkRules(cfg.Vocab, vocab); err != nil {
+			return CountStats{}, err
+		}
 	}
 	tokens := make([]string, len(vocab))
 	freq := make([]int64, len(vocab))

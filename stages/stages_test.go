@@ -489,3 +489,98 @@ func TestCountRepeatedVocabularyToken(t *testing.T) {
 	}
 	assertNoOutput(t, filepath.Dir(out))
 }
+
+// TestCountVocabRules counts text with vocabularies recorded with other
+// rules than this pwe's: one of an older pwe whose tokens this tokenizer
+// still makes gives the counts of a new one, and records the new rules;
+// one with a token it no longer makes (decomposed, or not folded), or of a
+// newer pwe, is refused naming the file and the token, and no output
+// appears.
+func TestCountVocabRules(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "docs.txt")
+	if err := os.WriteFile(corpus, []byte("Café au lait\ncafe\u0301 noir, CAFÉ au lait\nau revoir\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vocab := filepath.Join(dir, "vocab.parquet")
+	if _, err := Tokenize(context.Background(), TokenizeConfig{Input: TextInput{Paths: []string{corpus}}, Output: vocab}); err != nil {
+		t.Fatal(err)
+	}
+	rows, meta, err := formats.ReadVocab(vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, err := vocabSettings(meta)
+	if err != nil || made.Tokenizer.Rules != tokenize.Rules {
+		t.Fatalf("vocabulary made with rules %d (%v), want %d", made.Tokenizer.Rules, err, tokenize.Rules)
+	}
+	count := func(name string, rows []formats.VocabRow, config any) (string, error) {
+		path := filepath.Join(dir, name+".vocab.parquet")
+		if err := formats.WriteVocab(path, rows, formats.Meta{Config: config}); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, name, "counts.parquet")
+		_, err := Count(context.Background(), CountConfig{Input: TextInput{Paths: []string{corpus}}, Vocab: path, Output: out, Window: 2, Seed: 3})
+		return out, err
+	}
+	want, err := count("new", rows, made)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows, _ := readCountsFile(t, want)
+	if len(wantRows) == 0 {
+		t.Fatal("no counts")
+	}
+
+	old := made
+	old.Tokenizer.Rules = 0
+	got, err := count("old", rows, old)
+	if err != nil {
+		t.Fatalf("older vocabulary of tokens this pwe makes: %v", err)
+	}
+	gotRows, gotMeta := readCountsFile(t, got)
+	if !slices.Equal(gotRows, wantRows) {
+		t.Errorf("older vocabulary: counts %v, want %v", gotRows, wantRows)
+	}
+	var recorded struct {
+		Tokenizer TokenizerConfig `json:"tokenizer"`
+	}
+	if err := json.Unmarshal(gotMeta.Config.(json.RawMessage), &recorded); err != nil || recorded.Tokenizer.Rules != tokenize.Rules {
+		t.Errorf("counts record rules %d (%v), want %d", recorded.Tokenizer.Rules, err, tokenize.Rules)
+	}
+
+	id := slices.IndexFunc(rows, func(r formats.VocabRow) bool { return r.Token == "caf\u00e9" })
+	if id < 0 {
+		t.Fatalf("no café in %v", rows)
+	}
+	replaced := func(token string) []formats.VocabRow {
+		r := slices.Clone(rows)
+		r[id].Token = token
+		return r
+	}
+	newer := made
+	newer.Tokenizer.Rules = tokenize.Rules + 1
+	for _, c := range []struct {
+		name   string
+		rows   []formats.VocabRow
+		config any
+		msg    string
+	}{
+		{"decomposed", replaced("cafe\u0301"), old, fmt.Sprintf(`token_id %d, "cafe\u0301", is not a token this pwe makes (it would be "caf\u00e9"`, id)},
+		{"unfolded", replaced("Caf\u00e9"), nil, fmt.Sprintf(`token_id %d, "Caf\u00e9", is not a token this pwe makes (it would be "caf\u00e9"`, id)},
+		{"newer", rows, newer, fmt.Sprintf("rules %d, of a newer pwe", tokenize.Rules+1)},
+	} {
+		out, err := count(c.name, c.rows, c.config)
+		if !errors.Is(err, ErrVocabRules) || !strings.Contains(err.Error(), c.name+".vocab.parquet") || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v, want ErrVocabRules naming the file and %q", c.name, err, c.msg)
+		}
+		assertNoOutput(t, filepath.Dir(out))
+	}
+
+	// With case kept, a capital is a token.
+	keep := old
+	keep.Tokenizer.KeepCase = true
+	if _, err := count("keep", replaced("Caf\u00e9"), keep); err != nil {
+		t.Errorf("older vocabulary with case kept: %v", err)
+	}
+}

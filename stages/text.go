@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
 	"github.com/pwe-project/pwe/internal/sample"
 	"github.com/pwe-project/pwe/tokenize"
@@ -190,6 +191,36 @@ type TokenizerConfig struct {
 	// into Stopwords by Load.
 	Stopwords     []string `json:"stopwords,omitempty" yaml:"stopwords"`
 	StopwordsFile string   `json:"-" yaml:"stopwords_file"`
+	// Rules is the generation of the tokenizer's rules (tokenize.Rules),
+	// which the tokenize stage sets and records; 0 in files from before
+	// it was recorded. It is not a setting.
+	Rules int `json:"rules,omitempty" yaml:"-"`
+}
+
+// ErrVocabRules is returned for text counted with a vocabulary whose tokens
+// the tokenizer of this pwe would not make.
+var ErrVocabRules = errors.New("stages: the vocabulary's tokens were made by other rules")
+
+// checkRules lets text be counted with a vocabulary made by other rules
+// than this pwe's only if every token of it is one this pwe's tokenizer
+// makes, and then records this pwe's rules in c, so that a vocabulary made
+// before the rules changed still serves where they make no difference to
+// it (an ASCII corpus).
+func (c *TokenizerConfig) checkRules(path string, vocab []formats.VocabRow) error {
+	if c.Rules > tokenize.Rules {
+		return fmt.Errorf("%s: %w: rules %d, of a newer pwe (this one has rules %d); count with the pwe that made it, or make it again", path, ErrVocabRules, c.Rules, tokenize.Rules)
+	}
+	if c.Rules < tokenize.Rules {
+		opt := c.options()
+		for id, v := range vocab {
+			if want := tokenize.Normalize(v.Token, opt); want != v.Token {
+				return fmt.Errorf("%s: %w: token_id %d, %+q, is not a token this pwe makes (it would be %+q: tokens are composed to Unicode NFC, and where case is folded ’ is written ' and Cherokee folds to capitals); the vocabulary was made by an older pwe or by hand: make it again with pwe tokenize",
+					path, ErrVocabRules, id, v.Token, want)
+			}
+		}
+	}
+	c.Rules = tokenize.Rules
+	return nil
 }
 
 // load reads StopwordsFile into Stopwords, sorted and without repeats, so the

@@ -62,6 +62,7 @@ func (c TokenizeConfig) WithDefaults() TokenizeConfig {
 		c.TempDir = os.TempDir()
 	}
 	c.Threads = threadsOrDefault(c.Threads)
+	c.Tokenizer.Rules = tokenize.Rules
 	return c
 }
 

@@ -7,8 +7,9 @@
 // ASCII subset of the rules, and a [Tokenizer] hands the library only the
 // stretches of a document that contain non-ASCII bytes; tests check that the
 // two give the same segments. Segments become tokens after Unicode case
-// folding (golang.org/x/text/cases.Fold, table-driven for ASCII) and
-// composition to normalization form C (golang.org/x/text/unicode/norm), and are
+// folding (golang.org/x/text/cases.Fold, table-driven for ASCII, with
+// Cherokee mended) and composition to normalization form C
+// (golang.org/x/text/unicode/norm, checked segment by segment), and are
 // dropped when they hold no letter or number, are stop words, or are shorter
 // than a minimum length.
 //

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/clipperhouse/uax29/v2/words"
-	"golang.org/x/text/cases"
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
 
@@ -64,9 +62,6 @@ func (s *Stats) Add(o Stats) {
 	s.InvalidUTF8 += o.InvalidUTF8
 }
 
-// fold is stateless and safe for concurrent use.
-var fold = cases.Fold()
-
 // A Tokenizer splits documents into tokens.
 //
 // A token is a UAX #29 word segment that contains at least one rune that is a
@@ -95,8 +90,9 @@ type Tokenizer struct {
 	stop     map[string]struct{}
 
 	iter  *words.Iterator[[]byte]
-	arena []byte // folded tokens
-	valid []byte // the document with malformed UTF-8 replaced
+	arena []byte   // folded tokens
+	norm  normBufs // composeNFC's buffers
+	valid []byte   // the document with malformed UTF-8 replaced
 
 	stats Stats
 	_     cacheline.Pad
@@ -518,11 +514,9 @@ func (t *Tokenizer) foldUnicode(tok []byte) []byte {
 		}
 	}
 	out := t.arena[start:]
+	foldCherokee(out)
 	return out[:len(out):len(out)]
 }
-
-// rightQuote is U+2019, the typographic apostrophe (don’t).
-const rightQuote = "\u2019"
 
 // compose returns tok in Unicode normalization form C, and where case is
 // folded with its typographic apostrophes as ', in the arena unless it is
@@ -535,7 +529,7 @@ func (t *Tokenizer) compose(tok []byte) []byte {
 		return tok
 	}
 	start := len(t.arena)
-	t.arena = norm.NFC.Append(t.arena, tok...)
+	t.arena = composeNFC(t.arena, tok, &t.norm)
 	if apostrophe {
 		out := t.arena[start:]
 		w := 0
@@ -552,20 +546,6 @@ func (t *Tokenizer) compose(tok []byte) []byte {
 	}
 	out := t.arena[start:]
 	return out[:len(out):len(out)]
-}
-
-// Normalize returns word as a Tokenizer with opt would return it as a
-// token, folded and composed: for words compared with tokens (stop words,
-// or words a user names).
-func Normalize(word string, opt Options) string {
-	if !opt.KeepCase {
-		word = fold.String(word)
-	}
-	word = norm.NFC.String(word)
-	if !opt.KeepCase {
-		word = strings.ReplaceAll(word, rightQuote, "'")
-	}
-	return word
 }
 
 // growLen extends b by n bytes of unspecified content.

@@ -37,6 +37,10 @@ func TestTokens(t *testing.T) {
 		{"numbers", Options{}, "½ Ⅻ ２ x² ⅓3", []string{"½", "ⅻ", "２", "x", "²", "⅓", "3"}},
 		{"symbols dropped", Options{}, "© 👍🏽 — … ¿Qué?", []string{"qué"}},
 		{"ideographs", Options{}, "日本語のテキスト", []string{"日", "本", "語", "の", "テキスト"}},
+		// Cherokee small letters fold to the capitals (CaseFolding.txt),
+		// which stay.
+		{"cherokee", Options{}, "ᏣᎳᎩ ꮳꮃꭹ Ᏸ ᏸ Ꮳꮃꭹ", []string{"ᏣᎳᎩ", "ᏣᎳᎩ", "Ᏸ", "Ᏸ", "ᏣᎳᎩ"}},
+		{"cherokee keep case", Options{KeepCase: true}, "ꮳꮃꭹ ᏣᎳᎩ", []string{"ꮳꮃꭹ", "ᏣᎳᎩ"}},
 		// Tokens are composed (NFC): a letter and its combining accent
 		// are one rune.
 		{"combining mark", Options{}, "e\u0301te\u0301 \u0301x", []string{"\u00e9t\u00e9", "x"}},
@@ -44,6 +48,9 @@ func TestTokens(t *testing.T) {
 		{"composed keep case", Options{KeepCase: true}, "Cafe\u0301 CAFE\u0301", []string{"Caf\u00e9", "CAF\u00c9"}},
 		// With case folded, the typographic apostrophe is '.
 		{"apostrophe", Options{}, "don\u2019t DON'T Don\u2019t l\u2019\u00e9t\u00e9", []string{"don't", "don't", "don't", "l'\u00e9t\u00e9"}},
+		// A token is composed alone: U+11A8 combines with a Hangul
+		// syllable before it, and an accent with a letter.
+		{"composed alone", Options{}, "A가 ᆨB ᆨAÁ", []string{"a가", "ᆨb", "ᆨaá"}},
 		{"apostrophe keep case", Options{KeepCase: true}, "Don\u2019t don't", []string{"Don\u2019t", "don't"}},
 		{"apostrophe stop word", Options{Stopwords: map[string]struct{}{"DON\u2019T": {}, "cafe\u0301": {}}}, "don't don\u2019t caf\u00e9 x", []string{"x"}},
 		{"ideographic space", Options{}, "a \u3000 b\u3000c", []string{"a", "b", "c"}},
@@ -201,6 +208,7 @@ var mixedDocs = []string{
 	"e.g.\u00e9 1.\u0661", "don’t can't", "a:é é:a", "\r\né\r\n", "é\r\n\r\na",
 	"\t\u0301\t", "\n\u0301\n", "日本 語 text", "👍🏽 x 🇫🇷🇩🇪 y", "א״ב ש'", "१२३ 1.2",
 	"ab\xffcd", "ab\xe2\x82", "\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 x",
+	"ᏣᎳᎩ ꮳꮃꭹ Ᏸᏸ", "Việt ᏣᎳᎩ",
 }
 
 // TestTokensMatchReference compares Tokenizer with the slow reference on
