@@ -16,7 +16,8 @@ var fold = cases.Fold()
 
 // Rules is the generation of the rules that make tokens, recorded with
 // every vocabulary, so that text counted with a vocabulary of older rules
-// is caught where its tokens differ:
+// is caught where its tokens differ. TestRulesFingerprint fails when the
+// tokens of any code point change, so that Rules is raised with them:
 //
 //   - 0: before the rules were recorded;
 //   - 1: tokens composed to Unicode normalization form C, and where case is

@@ -2,6 +2,9 @@ package tokenize
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -179,5 +182,51 @@ func TestNormalizeSettles(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// rulesFingerprint is the SHA-256 of the tokens of rulesSample under
+// Rules; TestRulesFingerprint fails when the tokens change, as when a new
+// version of golang.org/x/text or of the segmenter changes its Unicode
+// tables. Where the change is meant, raise Rules (and say what changed in
+// its comment), so that vocabularies of the old rules are checked, and set
+// the fingerprint that the test reports.
+const rulesFingerprint = "ca1b18e77356f126298f829043fd83aea7eef37c28a754862ec0103376a0e308"
+
+// rulesSample writes every code point that is a letter, mark, number,
+// punctuation or symbol, alone, after a capital A, and before an acute
+// accent, in documents of a hundred.
+func rulesSample() [][]byte {
+	var docs [][]byte
+	var doc []byte
+	n := 0
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S) {
+			continue
+		}
+		doc = fmt.Appendf(doc, "%c A%c %c\u0301 ", r, r, r)
+		if n++; n%100 == 0 {
+			docs = append(docs, doc)
+			doc = nil
+		}
+	}
+	return append(docs, doc)
+}
+
+// TestRulesFingerprint guards Rules: see rulesFingerprint.
+func TestRulesFingerprint(t *testing.T) {
+	h := sha256.New()
+	for _, opt := range []Options{{}, {KeepCase: true}} {
+		tk := New(opt)
+		for _, doc := range rulesSample() {
+			for _, tok := range tk.Tokens(nil, doc) {
+				h.Write(tok)
+				h.Write([]byte{0})
+			}
+			h.Write([]byte{1})
+		}
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != rulesFingerprint {
+		t.Errorf("the tokens of every code point have changed under Rules %d: their fingerprint is %s, was %s; if the change is meant, raise Rules (see rulesFingerprint)", Rules, got, rulesFingerprint)
 	}
 }
