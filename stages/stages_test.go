@@ -493,9 +493,9 @@ func TestCountRepeatedVocabularyToken(t *testing.T) {
 // TestCountVocabRules counts text with vocabularies recorded with other
 // rules than this pwe's: one of an older pwe whose tokens this tokenizer
 // still makes gives the counts of a new one, and records the new rules;
-// one with a token it no longer makes (decomposed, or not folded), or of a
-// newer pwe, is refused naming the file and the token, and no output
-// appears.
+// one with a token it does not make (decomposed, or not folded), whatever
+// its rules, or one of a newer pwe, is refused naming the file and the
+// token, and no output appears.
 func TestCountVocabRules(t *testing.T) {
 	dir := t.TempDir()
 	corpus := filepath.Join(dir, "docs.txt")
@@ -567,6 +567,9 @@ func TestCountVocabRules(t *testing.T) {
 		msg    string
 	}{
 		{"decomposed", replaced("cafe\u0301"), old, fmt.Sprintf(`token_id %d, "cafe\u0301", is not a token this pwe makes (it would be "caf\u00e9"`, id)},
+		// The rules are this pwe's, but the token is not (a vocabulary of
+		// a pwe built with other Unicode tables, or edited).
+		{"current", replaced("cafe\u0301"), made, fmt.Sprintf(`token_id %d, "cafe\u0301", is not a token this pwe makes (it would be "caf\u00e9"`, id)},
 		{"unfolded", replaced("Caf\u00e9"), nil, fmt.Sprintf(`token_id %d, "Caf\u00e9", is not a token this pwe makes (it would be "caf\u00e9"`, id)},
 		{"newer", rows, newer, fmt.Sprintf("rules %d, of a newer pwe", tokenize.Rules+1)},
 	} {

@@ -201,22 +201,20 @@ type TokenizerConfig struct {
 // the tokenizer of this pwe would not make.
 var ErrVocabRules = errors.New("stages: the vocabulary's tokens were made by other rules")
 
-// checkRules lets text be counted with a vocabulary made by other rules
-// than this pwe's only if every token of it is one this pwe's tokenizer
-// makes, and then records this pwe's rules in c, so that a vocabulary made
-// before the rules changed still serves where they make no difference to
-// it (an ASCII corpus).
+// checkRules lets text be counted with a vocabulary only if every token of
+// it is one this pwe's tokenizer makes, and records this pwe's rules in c.
+// A vocabulary of older rules, or made by a pwe built with other Unicode
+// tables (the Go version's), so still serves where the difference does not
+// touch it (an ASCII corpus); a vocabulary of newer rules is refused.
 func (c *TokenizerConfig) checkRules(path string, vocab []formats.VocabRow) error {
 	if c.Rules > tokenize.Rules {
 		return fmt.Errorf("%s: %w: rules %d, of a newer pwe (this one has rules %d); count with the pwe that made it, or make it again", path, ErrVocabRules, c.Rules, tokenize.Rules)
 	}
-	if c.Rules < tokenize.Rules {
-		opt := c.options()
-		for id, v := range vocab {
-			if want := tokenize.Normalize(v.Token, opt); want != v.Token {
-				return fmt.Errorf("%s: %w: token_id %d, %+q, is not a token this pwe makes (it would be %+q: tokens are composed to Unicode NFC, and where case is folded ’ is written ' and Cherokee folds to capitals); the vocabulary was made by an older pwe or by hand: make it again with pwe tokenize",
-					path, ErrVocabRules, id, v.Token, want)
-			}
+	opt := c.options()
+	for id, v := range vocab {
+		if want := tokenize.Normalize(v.Token, opt); want != v.Token {
+			return fmt.Errorf("%s: %w: token_id %d, %+q, is not a token this pwe makes (it would be %+q); the vocabulary was made by another pwe (older, or built with other Unicode tables) or by hand: make it again with pwe tokenize",
+				path, ErrVocabRules, id, v.Token, want)
 		}
 	}
 	c.Rules = tokenize.Rules
