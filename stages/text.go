@@ -197,9 +197,10 @@ type TokenizerConfig struct {
 	Rules int `json:"rules,omitempty" yaml:"-"`
 }
 
-// ErrVocabRules is returned for text counted with a vocabulary whose tokens
-// the tokenizer of this pwe would not make.
-var ErrVocabRules = errors.New("stages: the vocabulary's tokens were made by other rules")
+// ErrVocabRules is returned for text counted with a vocabulary that has a
+// token the tokenizer of this pwe does not make, or that was made by the
+// newer rules of a later pwe.
+var ErrVocabRules = errors.New("stages: the vocabulary's tokens were made by other tokenizer rules")
 
 // checkRules lets text be counted with a vocabulary only if every token of
 // it is one this pwe's tokenizer makes, and records this pwe's rules in c.
