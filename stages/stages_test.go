@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -585,5 +586,60 @@ func TestCountVocabRules(t *testing.T) {
 	keep.Tokenizer.KeepCase = true
 	if _, err := count("keep", replaced("Caf\u00e9"), keep); err != nil {
 		t.Errorf("older vocabulary with case kept: %v", err)
+	}
+}
+
+// TestCountDocumentPerFile: with --doc-sep file a file is one document, so
+// windows run across its lines and never into the next file; count takes
+// the separator from the vocabulary. By lines, no window crosses a line.
+func TestCountDocumentPerFile(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus")
+	for name, text := range map[string]string{"1.txt": "a b\n\nc\n", "2.txt": "d\ne"} {
+		if err := os.MkdirAll(corpus, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(corpus, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pairs := func(sep string) map[[2]string]float64 {
+		vocab := filepath.Join(dir, sep+".vocab.parquet")
+		if _, err := Tokenize(context.Background(), TokenizeConfig{Input: TextInput{Paths: []string{corpus}, DocSep: sep}, Output: vocab}); err != nil {
+			t.Fatal(err)
+		}
+		rows, _, err := formats.ReadVocab(vocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, sep+".counts.parquet")
+		if _, err := Count(context.Background(), CountConfig{Input: TextInput{Paths: []string{corpus}}, Vocab: vocab, Output: out, Window: 2, Seed: 1}); err != nil {
+			t.Fatal(err)
+		}
+		counts, _ := readCountsFile(t, out)
+		got := make(map[[2]string]float64)
+		for _, c := range counts {
+			if c.NPos > 0 {
+				got[[2]string{rows[c.TargetID].Token, rows[c.ContextID].Token}] = c.NPos
+			}
+		}
+		return got
+	}
+	want := make(map[[2]string]float64)
+	for _, doc := range [][]string{{"a", "b", "c"}, {"d", "e"}} {
+		for i := range doc {
+			for j := range doc {
+				if i != j && j-i <= 2 && i-j <= 2 {
+					want[[2]string{doc[i], doc[j]}]++
+				}
+			}
+		}
+	}
+	if got := pairs(input.DocSepFile); !maps.Equal(got, want) {
+		t.Errorf("by files: pairs %v, want %v", got, want)
+	}
+	byLine := map[[2]string]float64{{"a", "b"}: 1, {"b", "a"}: 1}
+	if got := pairs(input.DocSepLine); !maps.Equal(got, byLine) {
+		t.Errorf("by lines: pairs %v, want %v", got, byLine)
 	}
 }

@@ -27,8 +27,9 @@ type TextInput struct {
 	// Format is "text" (default), "jsonl" or "parquet"; TextField and
 	// TextColumn imply the latter two.
 	Format string `json:"format,omitempty" yaml:"format"`
-	// DocSep is "line" (default: a document per line) or "blank" (paragraphs
-	// separated by blank lines). Text only.
+	// DocSep is "line" (default: a document per line), "blank" (paragraphs
+	// separated by blank lines) or "file" (a document per file, archive
+	// member or WARC record). Text only.
 	DocSep string `json:"doc_sep,omitempty" yaml:"doc_sep"`
 	// TextField names the JSONL field holding the text.
 	TextField string `json:"text_field,omitempty" yaml:"text_field"`

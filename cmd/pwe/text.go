@@ -18,7 +18,7 @@ func versionString() string { return version.String() }
 // documents.
 func textInputFlags(fs *flag.FlagSet, in *stages.TextInput) {
 	fs.StringVar(&in.Format, "format", "", "input `format`: text, jsonl, parquet, csv or tsv (implied by --text-field / --text-column and .csv/.tsv names)")
-	fs.StringVar(&in.DocSep, "doc-sep", "", "text documents: `line` (one per line, the default) or blank (paragraphs)")
+	fs.StringVar(&in.DocSep, "doc-sep", "", "text documents: `line` (one per line, the default), blank (paragraphs) or file (one per file, archive member or WARC record)")
 	fs.StringVar(&in.TextField, "text-field", "", "JSON Lines (or one JSON array of objects): the `field` holding the text (a.b: field b of object a)")
 	fs.StringVar(&in.TextColumn, "text-column", "", "Parquet or CSV input: the `column` holding the text (CSV: by its header)")
 }

@@ -233,7 +233,7 @@ func TestArchive(t *testing.T) {
 	if _, err := exec.LookPath("bzip2"); err == nil {
 		archives["a.tbz2"] = bzip2Bytes(t, archive)
 	}
-	for _, opt := range []Options{{}, {DocSep: DocSepBlank}} {
+	for _, opt := range []Options{{}, {DocSep: DocSepBlank}, {DocSep: DocSepFile}} {
 		// The reference: the unpacked files, the JSON Lines file read as
 		// JSON Lines when the others are read as text would fail, so both
 		// are read as text.

@@ -7,8 +7,9 @@
 // that own their text and can be handed to worker goroutines (NextBatch).
 // Three formats are understood:
 //
-//   - Text: a document is a line, or with DocSep "blank" a paragraph of
-//     lines separated by blank lines.
+//   - Text: a document is a line, with DocSep "blank" a paragraph of lines
+//     separated by blank lines, or with DocSep "file" a whole input (a
+//     file, an archive's member or a WARC record).
 //   - JSONL: one JSON object per line; the document is a named top-level
 //     string field.
 //   - Parquet: the document is a named string column, read one page at a

@@ -54,10 +54,12 @@ func ParseFormat(s string) (Format, error) {
 const (
 	DocSepLine  = "line"
 	DocSepBlank = "blank"
+	DocSepFile  = "file"
 )
 
-// DefaultMaxLineBytes bounds one line (or one paragraph) so that a file
-// without newlines is reported instead of exhausting memory.
+// DefaultMaxLineBytes bounds one line (or one paragraph, or with DocSepFile
+// one input) so that a file without newlines is reported instead of
+// exhausting memory.
 const DefaultMaxLineBytes = 64 << 20
 
 // Options say how inputs are split into documents.
@@ -67,9 +69,10 @@ type Options struct {
 	// files named .csv or .tsv, compressed or not, read as CSV or TSV).
 	Format Format
 	// DocSep is "line" (the default): every non-blank line is a document;
-	// or "blank": paragraphs separated by blank lines (lines holding only
-	// spaces and tabs count as blank), their lines joined with '\n'.
-	// Text only.
+	// "blank": paragraphs separated by blank lines (lines holding only
+	// spaces and tabs count as blank), their lines joined with '\n'; or
+	// "file": each input (a file, an archive's member, a WARC record) is
+	// one document, its non-blank lines joined with '\n'. Text only.
 	DocSep string
 	// TextField names the string field of each JSONL object: a top-level
 	// key, or a path through nested objects ("meta.body") where no key has
@@ -118,8 +121,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("input: MaxLineBytes is %d, want >= 0", o.MaxLineBytes)
 	}
 	o = o.withDefaults()
-	if o.DocSep != DocSepLine && o.DocSep != DocSepBlank {
-		return fmt.Errorf("input: --doc-sep %q, want %s or %s", o.DocSep, DocSepLine, DocSepBlank)
+	if o.DocSep != DocSepLine && o.DocSep != DocSepBlank && o.DocSep != DocSepFile {
+		return fmt.Errorf("input: --doc-sep %q, want %s, %s or %s", o.DocSep, DocSepLine, DocSepBlank, DocSepFile)
 	}
 	switch o.Format {
 	case Text:
@@ -143,7 +146,7 @@ func (o Options) Validate() error {
 	default:
 		return fmt.Errorf("input: unknown %v", o.Format)
 	}
-	if o.DocSep == DocSepBlank && o.Format != Text {
+	if o.DocSep != DocSepLine && o.Format != Text {
 		return fmt.Errorf("input: --doc-sep %s applies only to text input", o.DocSep)
 	}
 	return nil

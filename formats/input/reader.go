@@ -202,11 +202,11 @@ func (r *Reader) source(f *File) (docSource, error) {
 	if r.opt.Format == JSONL {
 		return &jsonlSource{lines: lines, field: r.opt.TextField}, nil
 	}
-	paragraphs := r.opt.DocSep == DocSepBlank
+	mode := textModeOf(r.opt.DocSep)
 	if isWARCHead(f.head) {
-		return newWARCSource(lines, paragraphs), nil
+		return newWARCSource(lines, mode), nil
 	}
-	return &textSource{lines: lines, paragraphs: paragraphs}, nil
+	return &textSource{lines: lines, mode: mode}, nil
 }
 
 // docPath is the path of the open input's documents: a member's within an
@@ -336,7 +336,7 @@ func (r *Reader) lineSource() *textSource {
 	if a, ok := src.(*archiveSource); ok {
 		src = a.member
 	}
-	if t, ok := src.(*textSource); ok && !t.paragraphs {
+	if t, ok := src.(*textSource); ok && t.mode == byLine {
 		return t
 	}
 	return nil

@@ -186,15 +186,35 @@ func isBlank(b []byte) bool {
 	return true
 }
 
-// textSource yields non-blank lines or blank-line-separated paragraphs.
+// textMode is how a textSource makes documents of its lines.
+type textMode uint8
+
+const (
+	byLine      textMode = iota // each non-blank line
+	byParagraph                 // blank-line-separated paragraphs
+	byInput                     // the whole input's non-blank lines
+)
+
+func textModeOf(docSep string) textMode {
+	switch docSep {
+	case DocSepBlank:
+		return byParagraph
+	case DocSepFile:
+		return byInput
+	}
+	return byLine
+}
+
+// textSource yields non-blank lines, blank-line-separated paragraphs or the
+// whole input as documents.
 type textSource struct {
-	lines      *lineScanner
-	paragraphs bool
-	para       []byte
+	lines *lineScanner
+	mode  textMode
+	para  []byte
 }
 
 func (s *textSource) next() ([]byte, int64, error) {
-	if !s.paragraphs {
+	if s.mode == byLine {
 		for s.lines.scan() {
 			if t := s.lines.bytes(); !isBlank(t) {
 				return t, s.lines.line, nil
@@ -207,7 +227,7 @@ func (s *textSource) next() ([]byte, int64, error) {
 	for s.lines.scan() {
 		t := s.lines.bytes()
 		if isBlank(t) {
-			if start > 0 {
+			if start > 0 && s.mode == byParagraph {
 				return s.para, start, nil
 			}
 			continue
@@ -218,8 +238,12 @@ func (s *textSource) next() ([]byte, int64, error) {
 			s.para = append(s.para, '\n')
 		}
 		if len(s.para)+len(t) > s.lines.max {
+			what := "paragraph"
+			if s.mode == byInput {
+				what = "document (the whole input, with --doc-sep file)"
+			}
 			return nil, 0, &ParseError{Path: s.lines.file.path, Line: start,
-				Err: fmt.Errorf("%w: paragraph longer than %d bytes", ErrLineTooLong, s.lines.max)}
+				Err: fmt.Errorf("%w: %s longer than %d bytes", ErrLineTooLong, what, s.lines.max)}
 		}
 		s.para = append(s.para, t...)
 	}

@@ -69,6 +69,33 @@ func TestTextParagraphs(t *testing.T) {
 	})
 }
 
+// TestTextWholeInput: with --doc-sep file each input is one document, its
+// non-blank lines joined with '\n' and its line the first of them; an
+// input of blank lines is none, and one past the limit is an error at its
+// first line that says why.
+func TestTextWholeInput(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.txt", []byte("\r\n  \nOne\r\ntwo  \r\n\r\n\t\r\nthree\n"))
+	blank := writeFile(t, dir, "blank.txt", []byte("\n \n\t\n"))
+	b := writeFile(t, dir, "b.txt.gz", gzipBytes(t, []byte("x\n\ny")))
+	opt := Options{DocSep: DocSepFile}
+	equalDocs(t, mustReadAll(t, []string{a, blank, b}, opt), []doc{
+		{"One\ntwo  \nthree", a, 3},
+		{"x\ny", b, 1},
+	})
+	batched, r := readBatches([]string{a, blank, b}, opt, 4)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	equalDocs(t, batched, []doc{{"One\ntwo  \nthree", a, 3}, {"x\ny", b, 1}})
+
+	_, r = readAll([]string{a}, Options{DocSep: DocSepFile, MaxLineBytes: 10})
+	wantParseError(t, r.Err(), a, 3, ErrLineTooLong)
+	if !strings.Contains(r.Err().Error(), "document (the whole input, with --doc-sep file) longer than 10 bytes") {
+		t.Errorf("error %q does not say why", r.Err())
+	}
+}
+
 func TestReaderSeveralInputs(t *testing.T) {
 	dir := t.TempDir()
 	a := writeFile(t, dir, "a.txt", []byte("a1\na2\n"))
@@ -280,6 +307,7 @@ func TestOptionsValidate(t *testing.T) {
 		{Options{Format: JSONL, TextField: "x", TextColumn: "y"}, "exclude each other"},
 		{Options{Format: Text + 7}, "unknown"},
 		{Options{TextField: "text", DocSep: DocSepBlank}, "--doc-sep blank applies only to text"},
+		{Options{TextField: "text", DocSep: DocSepFile}, "--doc-sep file applies only to text"},
 		{Options{MaxLineBytes: -1}, "MaxLineBytes"},
 	}
 	for _, c := range invalid {
@@ -392,7 +420,7 @@ func TestBatchOwnsText(t *testing.T) {
 
 // naiveText is the reference for the text reader: split, strip CR and BOM,
 // drop blank lines, join paragraphs, and find where the line limit fails.
-func naiveText(data []byte, paragraphs bool, maxLine int) (docs []doc, errLine int64) {
+func naiveText(data []byte, mode textMode, maxLine int) (docs []doc, errLine int64) {
 	lines := strings.Split(string(data), "\n")
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
@@ -409,14 +437,14 @@ func naiveText(data []byte, paragraphs bool, maxLine int) (docs []doc, errLine i
 			l = strings.TrimPrefix(l, "\xef\xbb\xbf")
 		}
 		blank := strings.Trim(l, " \t\r\f\v") == ""
-		if !paragraphs {
+		if mode == byLine {
 			if !blank {
 				docs = append(docs, doc{l, "-", n})
 			}
 			continue
 		}
 		if blank {
-			if para != nil {
+			if para != nil && mode == byParagraph {
 				docs = append(docs, doc{strings.Join(para, "\n"), "-", start})
 				para = nil
 			}
@@ -437,22 +465,22 @@ func naiveText(data []byte, paragraphs bool, maxLine int) (docs []doc, errLine i
 }
 
 func FuzzTextReader(f *testing.F) {
-	f.Add([]byte("a\nb\r\n\n\nc d\n"), false)
-	f.Add([]byte("\xef\xbb\xbfa\r\n \r\nb\nc\n\n"), true)
-	f.Add([]byte(strings.Repeat("x", 70)+"\n\n"+strings.Repeat("y", 30)+"\n"+strings.Repeat("z", 30)), true)
-	f.Add([]byte("\r\r\n\x00\xff\n\t\n"), false)
-	f.Fuzz(func(t *testing.T, data []byte, paragraphs bool) {
+	f.Add([]byte("a\nb\r\n\n\nc d\n"), uint8(byLine))
+	f.Add([]byte("\xef\xbb\xbfa\r\n \r\nb\nc\n\n"), uint8(byParagraph))
+	f.Add([]byte(strings.Repeat("x", 70)+"\n\n"+strings.Repeat("y", 30)+"\n"+strings.Repeat("z", 30)), uint8(byParagraph))
+	f.Add([]byte("\r\r\n\x00\xff\n\t\n"), uint8(byLine))
+	f.Add([]byte("a\n\n b\r\n\t\nc"), uint8(byInput))
+	f.Add([]byte(strings.Repeat("x", 30)+"\n\n"+strings.Repeat("y", 30)+"\n"), uint8(byInput))
+	f.Fuzz(func(t *testing.T, data []byte, m uint8) {
 		if notReadAsText(data) {
 			return
 		}
 		const maxLine = 64
 		withStdin(t, data)
-		opt := Options{MaxLineBytes: maxLine}
-		if paragraphs {
-			opt.DocSep = DocSepBlank
-		}
+		mode := textMode(m % 3)
+		opt := Options{MaxLineBytes: maxLine, DocSep: [...]string{DocSepLine, DocSepBlank, DocSepFile}[mode]}
 		got, r := readAll([]string{"-"}, opt)
-		want, errLine := naiveText(data, paragraphs, maxLine)
+		want, errLine := naiveText(data, mode, maxLine)
 		if errLine > 0 {
 			var pe *ParseError
 			if !errors.As(r.Err(), &pe) || pe.Line != errLine || !errors.Is(r.Err(), ErrLineTooLong) {

@@ -23,18 +23,19 @@ func isWARCHead(head []byte) bool {
 }
 
 // warcSource yields the documents of a WARC file's conversion records:
-// each record's content is read as text (lines, or paragraphs), and the
-// documents of one record never run into the next's. Other records
-// (warcinfo, request, metadata) are passed over; response and resource
-// records, which hold pages as fetched, are an error.
+// each record's content is read as text (lines, paragraphs, or with
+// --doc-sep file the whole record), and the documents of one record never
+// run into the next's. Other records (warcinfo, request, metadata) are
+// passed over; response and resource records, which hold pages as fetched,
+// are an error.
 type warcSource struct {
 	text textSource // over the current record's content (lines.left)
 	// inRecord is set while the content of a conversion record is read.
 	inRecord bool
 }
 
-func newWARCSource(lines *lineScanner, paragraphs bool) *warcSource {
-	return &warcSource{text: textSource{lines: lines, paragraphs: paragraphs}}
+func newWARCSource(lines *lineScanner, mode textMode) *warcSource {
+	return &warcSource{text: textSource{lines: lines, mode: mode}}
 }
 
 func (s *warcSource) next() ([]byte, int64, error) {

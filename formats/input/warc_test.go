@@ -18,8 +18,9 @@ type warcRecord struct {
 
 // warcFile writes records as Common Crawl's WET files have them, and
 // returns the file and, by a reading written for the test, the documents
-// of its conversion records (lines, or paragraphs) with their lines.
-func warcFile(recs []warcRecord, path string, paragraphs bool) ([]byte, []doc) {
+// of its conversion records (lines, paragraphs, or whole records) with
+// their lines.
+func warcFile(recs []warcRecord, path string, mode textMode) ([]byte, []doc) {
 	var b bytes.Buffer
 	var docs []doc
 	line := int64(1)
@@ -47,10 +48,12 @@ func warcFile(recs []warcRecord, path string, paragraphs bool) ([]byte, []doc) {
 					l = strings.TrimSuffix(l, "\r")
 				}
 				if strings.Trim(l, " \t\r\f\v") == "" { // ASCII white space, as text lines
-					flush()
+					if mode == byParagraph {
+						flush()
+					}
 					continue
 				}
-				if !paragraphs {
+				if mode == byLine {
 					docs = append(docs, doc{l, path, line + int64(k)})
 					continue
 				}
@@ -84,17 +87,14 @@ var wetRecords = []warcRecord{
 }
 
 // TestWARC reads a WET file, plain and as gzip members (one a record, as
-// Common Crawl writes them), by lines and by paragraphs: the documents are
-// the conversion records' text, at their lines in the file.
+// Common Crawl writes them), by lines, by paragraphs and by records: the
+// documents are the conversion records' text, at their lines in the file.
 func TestWARC(t *testing.T) {
 	dir := t.TempDir()
-	for _, paragraphs := range []bool{false, true} {
-		opt := Options{}
-		if paragraphs {
-			opt.DocSep = DocSepBlank
-		}
+	for mode, sep := range []string{DocSepLine, DocSepBlank, DocSepFile} {
+		opt := Options{DocSep: sep}
 		path := filepath.Join(dir, "a.warc.wet")
-		data, want := warcFile(wetRecords, path, paragraphs)
+		data, want := warcFile(wetRecords, path, textMode(mode))
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -102,14 +102,14 @@ func TestWARC(t *testing.T) {
 
 		var members []byte
 		for _, r := range wetRecords {
-			one, _ := warcFile([]warcRecord{r}, "", false)
+			one, _ := warcFile([]warcRecord{r}, "", byLine)
 			members = append(members, gzipBytes(t, one)...)
 		}
 		gz := filepath.Join(dir, "a.warc.wet.gz")
 		if err := os.WriteFile(gz, members, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, want = warcFile(wetRecords, gz, paragraphs)
+		_, want = warcFile(wetRecords, gz, textMode(mode))
 		equalDocs(t, mustReadAll(t, []string{gz}, opt), want)
 	}
 }
@@ -117,7 +117,7 @@ func TestWARC(t *testing.T) {
 // TestWARCErrors checks that a damaged WARC file, or one of web pages as
 // fetched, is an error naming the file and the line.
 func TestWARCErrors(t *testing.T) {
-	good, _ := warcFile(wetRecords[:3], "", false)
+	good, _ := warcFile(wetRecords[:3], "", byLine)
 	second := bytes.Index(good[1:], []byte("WARC/1.0")) + 1
 	secondLine := int64(bytes.Count(good[:second], []byte("\n")) + 1)
 	lengthLine := secondLine + 6
@@ -170,7 +170,7 @@ func TestWARCErrors(t *testing.T) {
 func FuzzWARC(f *testing.F) {
 	f.Add([]byte("page one\nline two\n\xffsecond page\r\n\r\n\xff\x01skipped"), false, false)
 	f.Add([]byte("a\n\nb\n\n\nc\xff\xff\x02x"), true, false)
-	one, _ := warcFile(wetRecords[:3], "", false)
+	one, _ := warcFile(wetRecords[:3], "", byLine)
 	f.Add(one[10:], false, true)
 	f.Fuzz(func(t *testing.T, data []byte, paragraphs, raw bool) {
 		opt := Options{MaxLineBytes: 1 << 10}
@@ -195,7 +195,11 @@ func FuzzWARC(f *testing.F) {
 			}
 			recs = append(recs, warcRecord{kind: k, content: string(c)})
 		}
-		file, want := warcFile(recs, "-", paragraphs)
+		mode := byLine
+		if paragraphs {
+			mode = byParagraph
+		}
+		file, want := warcFile(recs, "-", mode)
 		for _, l := range bytes.Split(file, []byte("\n")) {
 			if len(l) > opt.MaxLineBytes {
 				return // a line longer than the limit
