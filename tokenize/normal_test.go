@@ -144,6 +144,19 @@ func TestComposePairs(t *testing.T) {
 			}
 		}
 	}
+	// composeNFC checks only compositions with a code point beyond the
+	// BMP, on the ground that a composite with a component beyond it is
+	// beyond it too: in Python's pairs and in x/text's tables.
+	for pair, c := range refPairs() {
+		if (pair[0] > 0xFFFF || pair[1] > 0xFFFF) && c <= 0xFFFF {
+			t.Errorf("%U %U compose to %U, in the BMP", pair[0], pair[1], c)
+		}
+	}
+	for _, row := range rows {
+		if beyondBMP([]byte(row[0]+row[1])) && !beyondBMP([]byte(row[2])) {
+			t.Errorf("%+q compose to %+q, in the BMP", row[0]+row[1], row[2])
+		}
+	}
 	// A starter with no composition keeps its marks in canonical order,
 	// and a segment after it is composed.
 	for in, want := range map[string]string{
