@@ -14,6 +14,7 @@ type warcRecord struct {
 	kind    string
 	content string
 	headers string // more header lines, each ending "\r\n"
+	ctype   string // Content-Type, if not text/plain
 }
 
 // warcFile writes records as Common Crawl's WET files have them, and
@@ -25,10 +26,14 @@ func warcFile(recs []warcRecord, path string, mode textMode) ([]byte, []doc) {
 	var docs []doc
 	line := int64(1)
 	for i, r := range recs {
-		fmt.Fprintf(&b, "WARC/1.0\r\nWARC-Type: %s\r\nWARC-Target-URI: http://example.com/%d\r\nWARC-Date: 2024-02-21T09:05:11Z\r\n%sContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n",
-			r.kind, i, r.headers, len(r.content))
+		ctype := r.ctype
+		if ctype == "" {
+			ctype = "text/plain"
+		}
+		fmt.Fprintf(&b, "WARC/1.0\r\nWARC-Type: %s\r\nWARC-Target-URI: http://example.com/%d\r\nWARC-Date: 2024-02-21T09:05:11Z\r\n%sContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
+			r.kind, i, r.headers, ctype, len(r.content))
 		line += int64(7 + strings.Count(r.headers, "\n"))
-		if r.kind == "conversion" {
+		if r.kind == "conversion" || r.kind == "resource" && r.ctype == "" {
 			var para []string
 			var paraLine int64
 			flush := func() {
@@ -83,6 +88,7 @@ var wetRecords = []warcRecord{
 	{kind: "request", content: "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"},
 	{kind: "conversion", content: "text\nWARC/1.0\nWARC-Type: conversion\nContent-Length: 5\n\n   \nmore text after blanks\n"},
 	{kind: "metadata", content: "fetchTimeMs: 123\r\n"},
+	{kind: "resource", content: "a text file kept whole:\nits two lines\n"},
 	{kind: "conversion", content: "é ü ß: UTF-8 text\n\n\nlast"},
 }
 
@@ -125,6 +131,7 @@ func TestWARCErrors(t *testing.T) {
 	n := len(wetRecords[1].content)
 	length := func(k int) []byte { return []byte(fmt.Sprintf("Content-Length: %d", k)) }
 	with := func(old, new []byte) []byte { return bytes.Replace(good, old, new, 1) }
+	html, _ := warcFile([]warcRecord{wetRecords[1], {kind: "resource", content: "<p>a page</p>\n", ctype: "text/html; charset=utf-8"}}, "", byLine)
 	cases := []struct {
 		name   string
 		data   []byte
@@ -141,6 +148,7 @@ func TestWARCErrors(t *testing.T) {
 		{"header without colon", with([]byte("WARC-Date: 2024-02-21T09:05:11Z\r\nWARC-Identified"), []byte("WARC-Date 2024\r\nWARC-Identified")), ErrBadWARC, secondLine + 3, "without a colon"},
 		{"ends in headers", good[:second+bytes.Index(good[second:], []byte("WARC-Identified"))], ErrBadWARC, secondLine + 3, "inside the headers"},
 		{"response", with([]byte("WARC-Type: conversion"), []byte("WARC-Type: response")), ErrWARCNotText, lengthLine + 1, "WET files"},
+		{"resource of HTML", html, ErrWARCNotText, int64(bytes.Count(html[:bytes.Index(html, []byte("<p>"))], []byte("\n"))), `a "resource" record of "text/html; charset=utf-8"`},
 	}
 	for _, c := range cases {
 		if bytes.Equal(c.data, good) {
@@ -186,7 +194,7 @@ func FuzzWARC(f *testing.F) {
 			}
 			return
 		}
-		kinds := []string{"conversion", "warcinfo", "request", "metadata"}
+		kinds := []string{"conversion", "warcinfo", "request", "metadata", "resource"}
 		var recs []warcRecord
 		for _, c := range bytes.Split(data, []byte{0xff}) {
 			k := "conversion"
