@@ -595,10 +595,10 @@ func TestCountVocabRules(t *testing.T) {
 func TestCountDocumentPerFile(t *testing.T) {
 	dir := t.TempDir()
 	corpus := filepath.Join(dir, "corpus")
+	if err := os.Mkdir(corpus, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for name, text := range map[string]string{"1.txt": "a b\n\nc\n", "2.txt": "d\ne"} {
-		if err := os.MkdirAll(corpus, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		if err := os.WriteFile(filepath.Join(corpus, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
