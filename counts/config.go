@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/pwe-project/pwe/internal/bytesize"
 )
 
 // Weighting says how much a positive pair counts as a function of the
@@ -180,7 +182,7 @@ func (c Config) Validate() error {
 	case !(c.NegPower > 0) || math.IsInf(c.NegPower, 0):
 		return fmt.Errorf("counts: negative power %v, want a finite number > 0", c.NegPower)
 	case c.Memory < MinMemory:
-		return fmt.Errorf("counts: memory budget %d bytes, want at least %d", c.Memory, MinMemory)
+		return fmt.Errorf("counts: memory budget %s, want at least %s", bytesize.Format(c.Memory), bytesize.Format(MinMemory))
 	case c.WorkerBytes < 0:
 		return fmt.Errorf("counts: %d bytes held per worker, want at least 0", c.WorkerBytes)
 	case c.Workers < 1:

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/internal/bytesize"
 	"github.com/pwe-project/pwe/internal/pages"
 )
 
@@ -262,7 +263,7 @@ func (c *Counter) layout(workers int) error {
 	share := avail * 3 / 4 / w
 	mergeShare := avail/4/w - mergeBytesPerToken*v
 	if share <= 0 || mergeShare < 8*minReadBuf {
-		return fmt.Errorf("counts: memory budget of %d bytes is too small for a vocabulary of %d tokens%s", c.cfg.Memory, v, onWorkers(w))
+		return fmt.Errorf("counts: memory budget of %s is too small for a vocabulary of %d tokens%s", bytesize.Format(c.cfg.Memory), v, onWorkers(w))
 	}
 	size := int64(c.denseBytes)
 	f := int64(math.Sqrt(float64(share) / float64(size) / 2))
@@ -291,8 +292,8 @@ func (c *Counter) layout(workers int) error {
 	c.fuseBelow = 1 << 32
 	c.scanRow = max(1, c.v/4)
 	if c.bufPairs < minBufPairs {
-		return fmt.Errorf("counts: memory budget of %d bytes leaves room for only %d buffered pairs (vocabulary of %d tokens%s)",
-			c.cfg.Memory, max(c.bufPairs, 0), v, onWorkers(w))
+		return fmt.Errorf("counts: memory budget of %s leaves room for only %d buffered pairs (vocabulary of %d tokens%s)",
+			bytesize.Format(c.cfg.Memory), max(c.bufPairs, 0), v, onWorkers(w))
 	}
 	// Partitions are emitted in order, so the workers merging the
 	// partitions after the one being written must keep their rows until

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/pwe-project/pwe/counts"
+	"github.com/pwe-project/pwe/internal/bytesize"
 	"github.com/pwe-project/pwe/stages"
 )
 
@@ -72,8 +73,8 @@ func fewerWorkers(workers, threads int, memory int64) string {
 	if workers == counts.MaxWorkers {
 		return fmt.Sprintf("counted on %d of %d threads, the most counting uses", workers, threads)
 	}
-	return fmt.Sprintf("counted on %d of %d threads: a memory budget of %d MiB holds no more workers for this vocabulary; a larger one would use them all",
-		workers, threads, memory>>20)
+	return fmt.Sprintf("counted on %d of %d threads: a memory budget of %s holds no more workers for this vocabulary; a larger one would use them all",
+		workers, threads, bytesize.Format(memory))
 }
 
 // mergeReport returns the hook by which a counting stage ends the report of

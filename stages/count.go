@@ -16,6 +16,7 @@ import (
 	"github.com/pwe-project/pwe/counts"
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/internal/bytesize"
 	"github.com/pwe-project/pwe/internal/cacheline"
 	"github.com/pwe-project/pwe/tokenize"
 )
@@ -340,8 +341,8 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 			reserve += per * int64(cc.Workers)
 		}
 		if reserve > cc.Memory/2 {
-			return CountStats{}, fmt.Errorf("%s: its dictionary of %d distinct tokens needs %d bytes of the memory budget of %d; raise --memory",
-				cfg.Tokens, stream.DictLen, reserve, cc.Memory)
+			return CountStats{}, fmt.Errorf("%s: its dictionary of %d distinct tokens needs %s of the memory budget of %s; raise --memory",
+				cfg.Tokens, stream.DictLen, bytesize.Format(reserve), bytesize.Format(cc.Memory))
 		}
 		cc.Memory = max(cc.Memory-reserve, counts.MinMemory)
 	}

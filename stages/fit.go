@@ -13,6 +13,7 @@ import (
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/internal/bytesize"
 	"github.com/pwe-project/pwe/posterior"
 )
 
@@ -273,7 +274,7 @@ func (c FitConfig) Validate() error {
 	case c.CheckpointEvery < 0 || c.CheckpointInterval < 0 && c.CheckpointInterval != NoCheckpoints:
 		return fmt.Errorf("checkpoint every %d sweeps or %v is negative", c.CheckpointEvery, c.CheckpointInterval)
 	case c.Memory < 1<<20:
-		return fmt.Errorf("memory %d bytes, want at least 1MiB", c.Memory)
+		return fmt.Errorf("memory budget %s, want at least 1MiB", bytesize.Format(c.Memory))
 	}
 	if _, err := posterior.ParseInitMode(c.Init); err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
 	"github.com/pwe-project/pwe/formats/movielens"
+	"github.com/pwe-project/pwe/internal/bytesize"
 	"github.com/pwe-project/pwe/tokenize/baskets"
 )
 
@@ -132,7 +133,7 @@ func (c MovieLensConfig) Validate() error {
 	case *d.Negatives < 0:
 		return fmt.Errorf("negatives %d is negative", *d.Negatives)
 	case d.Memory < minMovieLensMemory:
-		return fmt.Errorf("memory budget %d bytes, want at least %d MiB", d.Memory, minMovieLensMemory>>20)
+		return fmt.Errorf("memory budget %s, want at least %s", bytesize.Format(d.Memory), bytesize.Format(minMovieLensMemory))
 	}
 	if _, err := movielens.ParseFormat(c.Format); err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/internal/bytesize"
 	"github.com/pwe-project/pwe/tokenize"
 )
 
@@ -86,7 +87,7 @@ func (c TokenizeConfig) Validate() error {
 	case c.Tokenizer.MinLength < 0:
 		return fmt.Errorf("min-length %d is negative", c.Tokenizer.MinLength)
 	case c.Memory < MinTokenizeMemory:
-		return fmt.Errorf("memory budget of %d bytes, want at least %d (1MiB)", c.Memory, MinTokenizeMemory)
+		return fmt.Errorf("memory budget %s, want at least %s", bytesize.Format(c.Memory), bytesize.Format(MinTokenizeMemory))
 	}
 	return nil
 }

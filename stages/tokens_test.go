@@ -500,7 +500,7 @@ func TestCountTokenStreamBudget(t *testing.T) {
 	vocab, tokens := tokenizeWithStream(t, dir, corpus, 1)
 	cfg := CountConfig{Tokens: tokens, Vocab: vocab, Output: filepath.Join(dir, "out", "counts.parquet"), Memory: counts.MinMemory}
 	_, err := Count(context.Background(), cfg)
-	if err == nil || !strings.Contains(err.Error(), "40001 distinct tokens needs 160004 bytes") || !strings.Contains(err.Error(), "--memory") {
+	if err == nil || !strings.Contains(err.Error(), "40001 distinct tokens needs 156KiB of the memory budget of 256KiB") || !strings.Contains(err.Error(), "--memory") {
 		t.Fatalf("count with the smallest budget: %v; want the dictionary's share of the budget refused", err)
 	}
 	assertNoOutput(t, filepath.Dir(cfg.Output))

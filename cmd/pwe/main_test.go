@@ -33,7 +33,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, exitUsage, "unknown command"},
 		{[]string{"tokenize", "--no-such-flag"}, exitUsage, "no-such-flag"},
 		{[]string{"tokenize", "x.txt"}, exitUsage, "no output"},
-		{[]string{"tokenize", "x.txt", "-o", "v.parquet", "--memory", "100KiB"}, exitUsage, "memory budget of 102400 bytes"},
+		{[]string{"tokenize", "x.txt", "-o", "v.parquet", "--memory", "100KiB"}, exitUsage, "memory budget 100KiB, want at least 1MiB"},
 		{[]string{"count", "x.txt", "-o", "c.parquet"}, exitUsage, "no vocabulary"},
 		{[]string{"fit", "--counts", "c", "--vocab", "v", "-o", "d", "--dim", "5000"}, exitUsage, "dim 5000"},
 		// Zero would read as unset, and the default run instead.
@@ -192,7 +192,7 @@ func TestCountWarnsOfFewerWorkers(t *testing.T) {
 	if _, stderr, code := runPwe("tokenize", corpus, "-o", vocab); code != exitOK {
 		t.Fatalf("tokenize: exit %d: %s", code, stderr)
 	}
-	warning := regexp.MustCompile(`count: warning: counted on ([0-9]+) of ([0-9]+) threads: a memory budget of 8 MiB holds no more workers for this vocabulary`)
+	warning := regexp.MustCompile(`count: warning: counted on ([0-9]+) of ([0-9]+) threads: a memory budget of 8MiB holds no more workers for this vocabulary`)
 	for _, threads := range []int{64, 2} {
 		_, stderr, code := runPwe("count", corpus, "--vocab", vocab, "-o", counts, "--memory", "8MiB", "--threads", strconv.Itoa(threads))
 		m := warning.FindStringSubmatch(stderr)

@@ -8,6 +8,8 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+
+	"github.com/pwe-project/pwe/internal/bytesize"
 )
 
 // csvSuffix returns the field separator of a file named as CSV or TSV,
@@ -236,7 +238,7 @@ func (s *csvSource) syntax(line int64, err error) error {
 
 // tooLong reports a record, starting at line, longer than the limit.
 func (s *csvSource) tooLong(line int64) error {
-	return &ParseError{Path: s.lines.file.path, Line: line, Err: fmt.Errorf("%w (limit %d bytes; an unclosed quote?)", ErrLineTooLong, s.max)}
+	return &ParseError{Path: s.lines.file.path, Line: line, Err: fmt.Errorf("%w (limit %s; an unclosed quote?)", ErrLineTooLong, bytesize.Format(int64(s.max)))}
 }
 
 func (s *csvSource) skipped() int64 { return s.nskipped }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/pwe-project/pwe/internal/bytesize"
 )
 
 // jsonArray cuts the elements out of a JSON array read line by line: a
@@ -57,7 +59,7 @@ func (s *jsonlSource) nextElement() ([]byte, int64, error) {
 			return nil, 0, s.arrayError(s.lines.line, err)
 		}
 		if len(a.elem) > s.lines.max {
-			return nil, 0, &ParseError{Path: s.lines.file.path, Line: a.line, Err: fmt.Errorf("%w (limit %d bytes)", ErrLineTooLong, s.lines.max)}
+			return nil, 0, &ParseError{Path: s.lines.file.path, Line: a.line, Err: fmt.Errorf("%w (limit %s)", ErrLineTooLong, bytesize.Format(int64(s.lines.max)))}
 		}
 		if !elem {
 			continue

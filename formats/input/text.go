@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/pwe-project/pwe/internal/bytesize"
 )
 
 // docSource yields the documents of one input.
@@ -158,7 +160,7 @@ func (s *lineScanner) err() error {
 	case err == nil:
 		return io.EOF
 	case errors.Is(err, errSplitTooLong):
-		return &ParseError{Path: s.file.path, Line: s.line + 1, Err: fmt.Errorf("%w (limit %d bytes)", ErrLineTooLong, s.max)}
+		return &ParseError{Path: s.file.path, Line: s.line + 1, Err: fmt.Errorf("%w (limit %s)", ErrLineTooLong, bytesize.Format(int64(s.max)))}
 	}
 	return atLine(s.file.path, s.line+1, err)
 }
@@ -243,7 +245,7 @@ func (s *textSource) next() ([]byte, int64, error) {
 				what = "document (the whole input, with --doc-sep file)"
 			}
 			return nil, 0, &ParseError{Path: s.lines.file.path, Line: start,
-				Err: fmt.Errorf("%w: %s longer than %d bytes", ErrLineTooLong, what, s.lines.max)}
+				Err: fmt.Errorf("%w: %s longer than %s", ErrLineTooLong, what, bytesize.Format(int64(s.lines.max)))}
 		}
 		s.para = append(s.para, t...)
 	}

@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/internal/bytesize"
 )
 
 // Rating is one line of a ratings file.
@@ -136,7 +137,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: line longer than %d bytes", ErrMalformed, maxLine)
+		return nil, fmt.Errorf("%w: line longer than %s", ErrMalformed, bytesize.Format(maxLine))
 	}
 	if err == io.EOF && len(line) == 0 {
 		return nil, io.EOF
