@@ -217,11 +217,13 @@ func TestRunEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(man.find("count").Settings, &settings); err != nil || settings.Window != 3 {
 		t.Errorf("count settings %s", man.find("count").Settings)
 	}
-	// The tokenizer's rules are part of tokenize's settings, and so of its
-	// key: a pwe whose rules changed makes the vocabulary again.
+	// The tokenizer's rules and Unicode version are part of tokenize's
+	// settings, and so of its key: a pwe whose rules or tables changed
+	// makes the vocabulary again.
 	var tokenizeSettings stages.TokenizeConfig
-	if err := json.Unmarshal(man.find("tokenize").Settings, &tokenizeSettings); err != nil || tokenizeSettings.Tokenizer.Rules != tokenize.Rules {
-		t.Errorf("tokenize settings %s, want the tokenizer's rules %d", man.find("tokenize").Settings, tokenize.Rules)
+	if err := json.Unmarshal(man.find("tokenize").Settings, &tokenizeSettings); err != nil || tokenizeSettings.Tokenizer.Rules != tokenize.Rules ||
+		tokenizeSettings.Tokenizer.Unicode != tokenize.Unicode {
+		t.Errorf("tokenize settings %s, want the tokenizer's rules %d and Unicode version %s", man.find("tokenize").Settings, tokenize.Rules, tokenize.Unicode)
 	}
 	var fitStats struct {
 		V     int `json:"vocab_size"`

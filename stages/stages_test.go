@@ -13,10 +13,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -52,6 +54,17 @@ func checkGolden(t *testing.T, name, path string, rows int) {
 	if err := formats.Dump(&got, path, formats.DumpOptions{Rows: rows, Stable: true}); err != nil {
 		t.Fatal(err)
 	}
+	// The Unicode version is the Go version's (tokenize.Unicode): the
+	// golden holds a placeholder for it, so that it serves every Go.
+	recorded := []byte(`"unicode": "` + tokenize.Unicode + `"`)
+	if !bytes.Contains(got.Bytes(), recorded) {
+		t.Errorf("%s does not record the Unicode version %s", path, tokenize.Unicode)
+	}
+	// So is the fingerprint of a vocabulary made in the test, which
+	// records it; the vocabulary's own golden checks its content.
+	stable := bytes.ReplaceAll(got.Bytes(), recorded, []byte(`"unicode": "(this Go's)"`))
+	stable = madeVocab.ReplaceAll(stable, []byte(`"path": "vocab.parquet",${1}"sha256": "(made in the test)",${1}"size": 0`))
+	got = *bytes.NewBuffer(stable)
 	golden := filepath.Join("testdata", name+".golden")
 	if *update {
 		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
@@ -66,6 +79,9 @@ func checkGolden(t *testing.T, name, path string, rows int) {
 		t.Errorf("%s differs from %s (go test ./stages -update rewrites it after review)\ngot:\n%s", path, golden, firstLines(got.String(), 40))
 	}
 }
+
+// madeVocab matches the fingerprint of a vocabulary made in a test.
+var madeVocab = regexp.MustCompile(`"path": "vocab.parquet",(\n\s*)"sha256": "[0-9a-f]{64}",\n\s*"size": [0-9]+`)
 
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
@@ -512,8 +528,8 @@ func TestCountVocabRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	made, err := vocabSettings(meta)
-	if err != nil || made.Tokenizer.Rules != tokenize.Rules {
-		t.Fatalf("vocabulary made with rules %d (%v), want %d", made.Tokenizer.Rules, err, tokenize.Rules)
+	if err != nil || made.Tokenizer.Rules != tokenize.Rules || made.Tokenizer.Unicode != unicode.Version {
+		t.Fatalf("vocabulary made with rules %d and Unicode %q (%v), want %d and %s", made.Tokenizer.Rules, made.Tokenizer.Unicode, err, tokenize.Rules, unicode.Version)
 	}
 	count := func(name string, rows []formats.VocabRow, config any) (string, error) {
 		path := filepath.Join(dir, name+".vocab.parquet")
@@ -534,7 +550,7 @@ func TestCountVocabRules(t *testing.T) {
 	}
 
 	old := made
-	old.Tokenizer.Rules = 0
+	old.Tokenizer.Rules, old.Tokenizer.Unicode = 0, ""
 	got, err := count("old", rows, old)
 	if err != nil {
 		t.Fatalf("older vocabulary of tokens this pwe makes: %v", err)
@@ -546,8 +562,8 @@ func TestCountVocabRules(t *testing.T) {
 	var recorded struct {
 		Tokenizer TokenizerConfig `json:"tokenizer"`
 	}
-	if err := json.Unmarshal(gotMeta.Config.(json.RawMessage), &recorded); err != nil || recorded.Tokenizer.Rules != tokenize.Rules {
-		t.Errorf("counts record rules %d (%v), want %d", recorded.Tokenizer.Rules, err, tokenize.Rules)
+	if err := json.Unmarshal(gotMeta.Config.(json.RawMessage), &recorded); err != nil || recorded.Tokenizer.Rules != tokenize.Rules || recorded.Tokenizer.Unicode != unicode.Version {
+		t.Errorf("counts record rules %d and Unicode %q (%v), want %d and %s", recorded.Tokenizer.Rules, recorded.Tokenizer.Unicode, err, tokenize.Rules, unicode.Version)
 	}
 
 	id := slices.IndexFunc(rows, func(r formats.VocabRow) bool { return r.Token == "caf\u00e9" })
@@ -561,16 +577,20 @@ func TestCountVocabRules(t *testing.T) {
 	}
 	newer := made
 	newer.Tokenizer.Rules = tokenize.Rules + 1
+	tables := made
+	tables.Tokenizer.Unicode = "99.0.0"
 	for _, c := range []struct {
 		name   string
 		rows   []formats.VocabRow
 		config any
 		msg    string
 	}{
-		{"decomposed", replaced("cafe\u0301"), old, fmt.Sprintf(`token_id %d, "cafe\u0301", is not a token this pwe makes (it would be "caf\u00e9"`, id)},
+		{"decomposed", replaced("cafe\u0301"), old, fmt.Sprintf(`token_id %d, "cafe\u0301", is not a token this pwe makes (it would be "caf\u00e9"); the vocabulary was made by another pwe (of rules 0, this one has rules %d)`, id, tokenize.Rules)},
+		// A vocabulary of a pwe whose Go had other Unicode tables.
+		{"tables", replaced("cafe\u0301"), tables, "made by another pwe (with Unicode 99.0.0 tables, this one has " + unicode.Version},
 		// The rules are this pwe's, but the token is not (a vocabulary of
 		// a pwe built with other Unicode tables, or edited).
-		{"current", replaced("cafe\u0301"), made, fmt.Sprintf(`token_id %d, "cafe\u0301", is not a token this pwe makes (it would be "caf\u00e9"`, id)},
+		{"current", replaced("cafe\u0301"), made, fmt.Sprintf(`token_id %d, "cafe\u0301", is not a token this pwe makes (it would be "caf\u00e9"); the vocabulary was made by another pwe (older, or built with other Unicode tables)`, id)},
 		{"unfolded", replaced("Caf\u00e9"), nil, fmt.Sprintf(`token_id %d, "Caf\u00e9", is not a token this pwe makes (it would be "caf\u00e9"`, id)},
 		{"newer", rows, newer, fmt.Sprintf("rules %d, of a newer pwe", tokenize.Rules+1)},
 	} {

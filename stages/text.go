@@ -196,6 +196,12 @@ type TokenizerConfig struct {
 	// which the tokenize stage sets and records; 0 in files from before
 	// it was recorded. It is not a setting.
 	Rules int `json:"rules,omitempty" yaml:"-"`
+	// Unicode is the version of the Unicode tables the tokenizer was built
+	// with (tokenize.Unicode), set and recorded with Rules: pwe run makes
+	// a vocabulary again when a pwe built with other tables runs it, and
+	// count names both versions when it refuses a token. "" in files from
+	// before it was recorded.
+	Unicode string `json:"unicode,omitempty" yaml:"-"`
 }
 
 // ErrVocabRules is returned for text counted with a vocabulary that has a
@@ -215,12 +221,25 @@ func (c *TokenizerConfig) checkRules(path string, vocab []formats.VocabRow) erro
 	opt := c.options()
 	for id, v := range vocab {
 		if want := tokenize.Normalize(v.Token, opt); want != v.Token {
-			return fmt.Errorf("%s: %w: token_id %d, %+q, is not a token this pwe makes (it would be %+q); the vocabulary was made by another pwe (older, or built with other Unicode tables) or by hand: make it again with pwe tokenize",
-				path, ErrVocabRules, id, v.Token, want)
+			return fmt.Errorf("%s: %w: token_id %d, %+q, is not a token this pwe makes (it would be %+q); the vocabulary was made by another pwe (%s) or by hand: make it again with pwe tokenize",
+				path, ErrVocabRules, id, v.Token, want, c.madeBy())
 		}
 	}
-	c.Rules = tokenize.Rules
+	c.Rules, c.Unicode = tokenize.Rules, tokenize.Unicode
 	return nil
+}
+
+// madeBy says how the pwe that made a vocabulary with tokenizer settings
+// c differs from this one, as far as its recorded rules and Unicode
+// version tell.
+func (c *TokenizerConfig) madeBy() string {
+	switch {
+	case c.Unicode != "" && c.Unicode != tokenize.Unicode:
+		return fmt.Sprintf("with Unicode %s tables, this one has %s: the Go version that built it chooses them", c.Unicode, tokenize.Unicode)
+	case c.Rules < tokenize.Rules:
+		return fmt.Sprintf("of rules %d, this one has rules %d", c.Rules, tokenize.Rules)
+	}
+	return "older, or built with other Unicode tables"
 }
 
 // load reads StopwordsFile into Stopwords, sorted and without repeats, so the

@@ -63,7 +63,7 @@ func (c TokenizeConfig) WithDefaults() TokenizeConfig {
 		c.TempDir = os.TempDir()
 	}
 	c.Threads = threadsOrDefault(c.Threads)
-	c.Tokenizer.Rules = tokenize.Rules
+	c.Tokenizer.Rules, c.Tokenizer.Unicode = tokenize.Rules, tokenize.Unicode
 	return c
 }
 

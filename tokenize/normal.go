@@ -3,6 +3,7 @@ package tokenize
 import (
 	"bytes"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
@@ -29,6 +30,11 @@ var fold = cases.Fold()
 //     folded U+2019 written as an apostrophe and Cherokee letters folded to
 //     the capitals, as Unicode's CaseFolding.txt has them.
 const Rules = 1
+
+// Unicode is the version of the Unicode tables that fold and compose
+// tokens and tell letters and digits (unicode.Version; TestRulesFingerprint
+// checks that golang.org/x/text's are the same), recorded with the rules.
+const Unicode = unicode.Version
 
 // cherokeeCapital returns the capital Cherokee letter that the small letter
 // r folds to, or r. The pairs have runes of the same UTF-8 length.
