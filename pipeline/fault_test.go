@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pwe-project/pwe/internal/runlock"
 )
 
 // snapshot reads every file under dir except the staging directory and
@@ -25,8 +27,8 @@ func snapshot(t *testing.T, dir string) map[string][]byte {
 			return filepath.SkipDir
 		}
 		// The cache of fingerprints is no output: a failed run may add the
-		// fingerprints it made to it.
-		if d.IsDir() || d.Name() == HashCacheFile {
+		// fingerprints it made to it. Nor is the lock's note of its holder.
+		if d.IsDir() || d.Name() == HashCacheFile || d.Name() == runlock.File {
 			return nil
 		}
 		b, err := os.ReadFile(path)
@@ -205,4 +207,38 @@ func TestRunRerunsOnlyDownstream(t *testing.T) {
 	}
 	run("count")
 	assertManifestMatchesFiles(t, cfg.Output)
+}
+
+// TestRunLocked: a run into a directory that another run holds is refused
+// at once, naming the directory, and changes nothing there; once the
+// other run ends, the same run goes ahead.
+func TestRunLocked(t *testing.T) {
+	dir := t.TempDir()
+	cfg := loadConfig(t, dir, config)
+	ctx := context.Background()
+	if _, err := Run(ctx, cfg, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, cfg.Output)
+	other, err := runlock.Acquire(cfg.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := cfg
+	changed.Fit.Draws = 25
+	_, err = Run(ctx, changed, Options{Force: true})
+	if !errors.Is(err, runlock.ErrInUse) || !strings.Contains(err.Error(), cfg.Output) {
+		t.Fatalf("run into a locked directory: %v, want ErrInUse naming %s", err, cfg.Output)
+	}
+	sameFiles(t, "refused run", before, snapshot(t, cfg.Output))
+	if _, err := os.Stat(filepath.Join(cfg.Output, StagingDir)); !os.IsNotExist(err) {
+		t.Errorf("refused run made a staging directory: %v", err)
+	}
+	if err := other.Release(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, changed, Options{})
+	if err != nil || !slices.Equal(rep.Ran, []string{"fit"}) {
+		t.Fatalf("after the other run: ran %v (%v), want fit", rep.Ran, err)
+	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pwe-project/pwe/formats/input"
 	"github.com/pwe-project/pwe/internal/pages"
+	"github.com/pwe-project/pwe/internal/runlock"
 	"github.com/pwe-project/pwe/internal/version"
 	"github.com/pwe-project/pwe/stages"
 )
@@ -76,6 +77,14 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
 		return Report{}, err
 	}
+	// One run at a time in a directory: two would decide alike what is out
+	// of date, write over each other's outputs and staging files, and
+	// record fingerprints of files the other had since replaced.
+	lock, err := runlock.Acquire(cfg.Output)
+	if err != nil {
+		return Report{}, err
+	}
+	defer lock.Release()
 	mpath := filepath.Join(cfg.Output, ManifestFile)
 	man, err := readManifest(mpath)
 	if err != nil {
