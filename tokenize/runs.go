@@ -12,6 +12,8 @@ import (
 	"os"
 	"slices"
 	"sync"
+
+	"github.com/pwe-project/pwe/internal/bytesize"
 )
 
 // Runs holds the counts of a corpus whose distinct tokens do not fit in
@@ -175,8 +177,8 @@ func (r *Runs) Vocabulary(maxVocab int, minCount int64, limit int64) ([]Entry, i
 	// An entry holds its token's bytes, a string header and a count; the
 	// tokens' average length stands for the kept ones'.
 	if need := int64(size) * (40 + textBytes/int64(max(h.distinct, 1))); need > limit {
-		return nil, h.distinct, fmt.Errorf("a vocabulary of %d tokens would take about %d MiB, more than the %d MiB the memory budget leaves it; set --max-vocab or --min-count, or raise --memory",
-			size, need>>20, limit>>20)
+		return nil, h.distinct, fmt.Errorf("a vocabulary of %d tokens would take about %s, more than the %s the memory budget leaves it; set --max-vocab or --min-count, or raise --memory",
+			size, bytesize.Format(need), bytesize.Format(limit))
 	}
 	entries := make([]Entry, 0, size)
 	tied := 0
