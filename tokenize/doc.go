@@ -11,7 +11,9 @@
 // Cherokee mended) and composition to normalization form C
 // (golang.org/x/text/unicode/norm, checked segment by segment), and are
 // dropped when they hold no letter or number, are stop words, or are shorter
-// than a minimum length.
+// than a minimum length. A Tokenizer remembers what the non-ASCII segments
+// it met last became, so that a word met again is neither folded nor
+// composed again.
 //
 // A [Counter] counts tokens and turns the counts into a ranked vocabulary; an
 // [Index] maps token bytes back to vocabulary ids. Both intern strings in a

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math/bits"
 	"unicode"
 	"unicode/utf8"
@@ -89,10 +90,13 @@ type Tokenizer struct {
 	minLen   int
 	stop     map[string]struct{}
 
-	iter  *words.Iterator[[]byte]
-	arena []byte   // folded tokens
-	norm  normBufs // composeNFC's buffers
-	valid []byte   // the document with malformed UTF-8 replaced
+	iter *words.Iterator[[]byte]
+	memo *memo // what segments met became (memoSegment)
+	// memoRing is the size of the memo's ring: memoRing, less in tests.
+	memoRing int
+	arena    []byte   // folded tokens
+	norm     normBufs // composeNFC's buffers
+	valid    []byte   // the document with malformed UTF-8 replaced
 
 	stats Stats
 	_     cacheline.Pad
@@ -107,6 +111,7 @@ func New(opt Options) *Tokenizer {
 	t := &Tokenizer{
 		foldCase: !opt.KeepCase,
 		minLen:   opt.MinLength,
+		memoRing: memoRing,
 		iter:     words.FromBytes(nil),
 	}
 	if len(opt.Stopwords) > 0 {
@@ -431,63 +436,204 @@ func (t *Tokenizer) lowerASCII(tok []byte) []byte {
 func (t *Tokenizer) unicodeTokens(dst [][]byte, text []byte) [][]byte {
 	t.iter.SetText(text)
 	for t.iter.Next() {
-		tok := t.iter.Value()
-		word, space, ascii, upper := false, true, true, false
-		var maxRune rune
-		for k := 0; k < len(tok); {
-			c := tok[k]
-			if c < utf8.RuneSelf {
-				cl := asciiClass[c]
-				word = word || cl&(clLetter|clDigit) != 0
-				space = space && cl&(clSpace|clWhite) != 0
-				upper = upper || cl&clUpper != 0
-				k++
-				continue
-			}
-			r, n := utf8.DecodeRune(tok[k:])
-			word = word || unicode.IsLetter(r) || unicode.IsNumber(r)
-			space = space && unicode.IsSpace(r)
-			ascii = false
-			maxRune = max(maxRune, r)
-			k += n
+		seg := t.iter.Value()
+		var tok []byte
+		var o outcome
+		if len(seg) <= memoMaxLen && hasNonASCII(seg) {
+			tok, o = t.memoSegment(seg)
+		} else {
+			tok, o = t.segment(seg)
 		}
-		if !word {
-			if !space {
-				t.stats.Dropped++
-			}
-			continue
-		}
-		switch {
-		case ascii && upper && t.foldCase:
-			tok = t.lowerASCII(tok)
-		case !ascii:
-			folded := tok
-			if t.foldCase {
-				folded = t.foldUnicode(tok)
-			}
-			// Text below U+0300 (Latin, accented letters included) is
-			// composed already, unless folding decomposed it (ǰ folds
-			// to j and a combining caron); the apostrophe, U+2019, is
-			// above.
-			if maxRune >= 0x300 || len(folded) != len(tok) || &folded[0] != &tok[0] {
-				folded = t.compose(folded)
-			}
-			tok = folded
-		}
-		if t.minLen > 0 && utf8.RuneCount(tok) < t.minLen {
+		switch o {
+		case dropCounted:
 			t.stats.Dropped++
 			continue
-		}
-		if t.stop != nil {
-			if _, ok := t.stop[string(tok)]; ok {
-				t.stats.Dropped++
-				continue
-			}
+		case dropSpace:
+			continue
 		}
 		t.stats.Tokens++
 		dst = append(dst, tok)
 	}
 	return dst
+}
+
+// An outcome is what becomes of a segment: a token, or dropped, counted
+// among the dropped segments unless it is only white space.
+type outcome uint8
+
+const (
+	keep outcome = iota
+	dropCounted
+	dropSpace
+)
+
+// segment returns the token that seg, a segment of the library's, makes,
+// in seg or the arena, or why it makes none.
+func (t *Tokenizer) segment(tok []byte) ([]byte, outcome) {
+	word, space, ascii, upper := false, true, true, false
+	var maxRune rune
+	for k := 0; k < len(tok); {
+		c := tok[k]
+		if c < utf8.RuneSelf {
+			cl := asciiClass[c]
+			word = word || cl&(clLetter|clDigit) != 0
+			space = space && cl&(clSpace|clWhite) != 0
+			upper = upper || cl&clUpper != 0
+			k++
+			continue
+		}
+		r, n := utf8.DecodeRune(tok[k:])
+		word = word || unicode.IsLetter(r) || unicode.IsNumber(r)
+		space = space && unicode.IsSpace(r)
+		ascii = false
+		maxRune = max(maxRune, r)
+		k += n
+	}
+	if !word {
+		if !space {
+			return nil, dropCounted
+		}
+		return nil, dropSpace
+	}
+	switch {
+	case ascii && upper && t.foldCase:
+		tok = t.lowerASCII(tok)
+	case !ascii:
+		folded := tok
+		if t.foldCase {
+			folded = t.foldUnicode(tok)
+		}
+		// Text below U+0300 (Latin, accented letters included) is
+		// composed already, unless folding decomposed it (ǰ folds
+		// to j and a combining caron); the apostrophe, U+2019, is
+		// above.
+		if maxRune >= 0x300 || len(folded) != len(tok) || &folded[0] != &tok[0] {
+			folded = t.compose(folded)
+		}
+		tok = folded
+	}
+	if t.minLen > 0 && utf8.RuneCount(tok) < t.minLen {
+		return nil, dropCounted
+	}
+	if t.stop != nil {
+		if _, ok := t.stop[string(tok)]; ok {
+			return nil, dropCounted
+		}
+	}
+	return tok, keep
+}
+
+// The memo of segments: folding, composing and classifying a segment with
+// non-ASCII letters took 450-500 ns of the 680 a token cost on Cyrillic
+// text, and most segments are ones met before, so a Tokenizer remembers
+// what the last segments it met became, in a direct-mapped table indexed
+// by a hash of their bytes, whose bytes are kept in a ring. It is made when
+// a Tokenizer first meets non-ASCII text, holds no pointers and makes no
+// garbage (strings made for each entry had raised tokenize's peak memory
+// by 8 MB, the collector's room for them), and takes 896 KiB. BENCHMARKS.md,
+// session 43, has the sizes tried.
+const (
+	memoBits = 14
+	memoRing = 1 << 19
+	// memoMaxLen is the length of the longest segment memoized: longer
+	// ones are rare and seldom repeat.
+	memoMaxLen = 64
+)
+
+type memo struct {
+	entries [1 << memoBits]memoEntry
+	ring    []byte // memoRing bytes, fewer in tests
+	// written is the number of bytes written to the ring, or passed over
+	// at its end, since it was made.
+	written uint64
+}
+
+// A memoEntry is a segment and what it became: the segment's bytes, then
+// its token's unless the token is the segment itself, are in the ring at
+// pos (counted as written is), unless the ring has since come round again.
+type memoEntry struct {
+	hash    uint64
+	pos     uint64
+	segLen  uint8
+	outcome outcome
+	same    bool
+	tokLen  uint16
+}
+
+// put writes a and then b to the ring, in one piece, and returns their
+// position.
+func (m *memo) put(a, b []byte) uint64 {
+	n, size := uint64(len(a)+len(b)), uint64(len(m.ring))
+	if off := m.written % size; off+n > size {
+		m.written += size - off
+	}
+	pos := m.written
+	off := pos % size
+	copy(m.ring[off:], a)
+	copy(m.ring[off+uint64(len(a)):], b)
+	m.written += n
+	return pos
+}
+
+// bytes returns the n bytes of the ring at pos, if they are still there.
+func (m *memo) bytes(pos uint64, n int) ([]byte, bool) {
+	size := uint64(len(m.ring))
+	if m.written-pos > size {
+		return nil, false
+	}
+	off := pos % size
+	return m.ring[off : off+uint64(n)], true
+}
+
+// memoSegment is segment for a segment of at most memoMaxLen bytes.
+func (t *Tokenizer) memoSegment(seg []byte) ([]byte, outcome) {
+	h := maphash.Bytes(memoSeed, seg)
+	if t.memo == nil {
+		t.memo = &memo{ring: make([]byte, t.memoRing)}
+	}
+	m := t.memo
+	e := &m.entries[h>>(64-memoBits)]
+	if e.hash == h && int(e.segLen) == len(seg) {
+		if data, ok := m.bytes(e.pos, len(seg)+int(e.tokLen)); ok && string(data[:len(seg)]) == string(seg) {
+			switch {
+			case e.outcome != keep:
+				return nil, e.outcome
+			case e.same:
+				return seg, keep
+			}
+			start := len(t.arena)
+			t.arena = append(t.arena, data[len(seg):]...)
+			return t.arena[start:len(t.arena):len(t.arena)], keep
+		}
+	}
+	tok, o := t.segment(seg)
+	same := o == keep && len(tok) == len(seg) && &tok[0] == &seg[0]
+	stored := tok
+	if o != keep || same {
+		stored = nil
+	}
+	*e = memoEntry{hash: h, pos: m.put(seg, stored), segLen: uint8(len(seg)), outcome: o, same: same, tokLen: uint16(len(stored))}
+	return tok, o
+}
+
+// memoSeed seeds the memo's hash; what a segment becomes does not depend
+// on it.
+var memoSeed = maphash.MakeSeed()
+
+// hasNonASCII reports whether b has a byte from 0x80.
+func hasNonASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return true
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
 }
 
 // foldUnicode returns tok case-folded, in the arena unless it was already

@@ -395,3 +395,86 @@ func ExampleTokenizer() {
 	// strasse's|2|cafés|e.g|u.s.a|
 	// {Docs:1 Tokens:5 Dropped:5 InvalidUTF8:0}
 }
+
+// TestMemoMatchesReference tokenizes, with one Tokenizer, documents drawn
+// from segments that repeat, so that most of them are found in the memo of
+// segments (memoSegment), and compares the tokens and statistics with the
+// reference. The segments become every outcome: tokens that are the
+// segment and tokens that are not (folded, composed, apostrophes), stop
+// words, short tokens, segments of symbols (counted) and of non-ASCII
+// space (not counted), and segments too long to memoize. Thousands of
+// random Cyrillic words replace each other in the memo's entries, and the
+// tokens of a whole batch of documents are compared after it, so that
+// those copied from the memo must stay as they were.
+func TestMemoMatchesReference(t *testing.T) {
+	fixed := []string{"Straße", "ǰ", "Cafe\u0301", "café", "DON’T", "don’t", "\u00a0", "\u3000", "—", "½", "日本",
+		"ΣΊΣΥΦΟΣ", "\u1100\u1161\u11a8", "ᏣᎳᎩ", "ꮳꮃꭹ", "И", "и", "Ü", "ü", "x\u0301", "plain", "ASCII",
+		strings.Repeat("Долгий", 8), strings.Repeat("ä", 40)}
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []rune("абвгдеёжзийклмнопрстуфхцчшщъыьэюяАБВГДЕЁЖЗ")
+	var words []string
+	for range 6000 {
+		w := make([]rune, 1+rng.IntN(9))
+		for i := range w {
+			w[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		words = append(words, string(w))
+	}
+	segment := func() string {
+		if rng.IntN(3) == 0 {
+			return fixed[rng.IntN(len(fixed))]
+		}
+		// Zipf-like: low indices often, so that words repeat.
+		return words[int(float64(len(words))*rng.Float64()*rng.Float64()*rng.Float64())]
+	}
+	opts := []Options{{}, {KeepCase: true}, {MinLength: 3}, {Stopwords: map[string]struct{}{"и": {}, "кот": {}, "ü": {}, "don't": {}}}}
+	filled := 0
+	for _, opt := range opts {
+		tk := New(opt)
+		// A ring of 4 KiB comes round every hundred or so new segments.
+		tk.memoRing = 4 << 10
+		var want Stats
+		for batch := range 40 {
+			var got [][]byte
+			var wantToks []string
+			for range 50 {
+				var doc strings.Builder
+				for k := range 20 {
+					if k > 0 {
+						doc.WriteString(" ")
+					}
+					doc.WriteString(segment())
+				}
+				got = tk.AppendTokens(got, []byte(doc.String()))
+				toks, st := refTokens(opt, []byte(doc.String()))
+				wantToks = append(wantToks, toks...)
+				want.Add(st)
+			}
+			if len(got) != len(wantToks) {
+				t.Fatalf("options %+v, batch %d: %d tokens, want %d", opt, batch, len(got), len(wantToks))
+			}
+			for i := range got {
+				if string(got[i]) != wantToks[i] {
+					t.Fatalf("options %+v, batch %d: token %d is %q, want %q", opt, batch, i, got[i], wantToks[i])
+				}
+			}
+			tk.Release()
+		}
+		if tk.Stats() != want {
+			t.Errorf("options %+v: stats %+v, want %+v", opt, tk.Stats(), want)
+		}
+		for _, e := range tk.memo.entries {
+			if e.segLen != 0 {
+				filled++
+			}
+		}
+		// The ring came round more than once, so that entries whose bytes
+		// it wrote over were met.
+		if tk.memo.written < 8*uint64(tk.memoRing) {
+			t.Errorf("options %+v: %d bytes written to the memo's ring, want at least %d: the test does not test its wrapping round", opt, tk.memo.written, 8*tk.memoRing)
+		}
+	}
+	if filled == 0 {
+		t.Fatal("the memo was never filled: the test does not test it")
+	}
+}
