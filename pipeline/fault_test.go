@@ -56,18 +56,24 @@ func sameFiles(t *testing.T, what string, before, after map[string][]byte) {
 	}
 }
 
+// ranOnce runs the test configuration in a new directory and returns it
+// with a snapshot of the run's files.
+func ranOnce(t *testing.T) (Config, map[string][]byte) {
+	t.Helper()
+	cfg := loadConfig(t, t.TempDir(), config)
+	if _, err := Run(context.Background(), cfg, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, snapshot(t, cfg.Output)
+}
+
 // TestRunFailedWriteKeepsPreviousOutputs makes the fit stage fail while
 // writing its last file, draws.parquet, after it wrote the others: the
 // previous outputs and the manifest stay byte-identical, and the manifest
 // still describes the files on disk (the old configuration is up to date).
 func TestRunFailedWriteKeepsPreviousOutputs(t *testing.T) {
-	dir := t.TempDir()
-	cfg := loadConfig(t, dir, config)
+	cfg, before := ranOnce(t)
 	ctx := context.Background()
-	if _, err := Run(ctx, cfg, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	before := snapshot(t, cfg.Output)
 
 	// A non-empty directory where the fit's draws.parquet is to be renamed
 	// makes that write fail, whoever runs the test (root ignores file
@@ -213,13 +219,8 @@ func TestRunRerunsOnlyDownstream(t *testing.T) {
 // at once, naming the directory, and changes nothing there; once the
 // other run ends, the same run goes ahead.
 func TestRunLocked(t *testing.T) {
-	dir := t.TempDir()
-	cfg := loadConfig(t, dir, config)
+	cfg, before := ranOnce(t)
 	ctx := context.Background()
-	if _, err := Run(ctx, cfg, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	before := snapshot(t, cfg.Output)
 	other, err := runlock.Acquire(cfg.Output)
 	if err != nil {
 		t.Fatal(err)
