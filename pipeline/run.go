@@ -81,7 +81,10 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	// of date, write over each other's outputs and staging files, and
 	// record fingerprints of files the other had since replaced.
 	lock, err := runlock.Acquire(cfg.Output)
-	if err != nil {
+	switch {
+	case errors.Is(err, runlock.ErrUnsupported):
+		opt.Reporter.Stage("run").Warn(err.Error())
+	case err != nil:
 		return Report{}, err
 	}
 	defer lock.Release()

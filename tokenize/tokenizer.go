@@ -92,8 +92,8 @@ type Tokenizer struct {
 
 	iter *words.Iterator[[]byte]
 	memo *memo // what segments met became (memoSegment)
-	// memoRing is the size of the memo's ring: memoRing, less in tests.
-	memoRing int
+	// ringSize is the size of the memo's ring: memoRing, less in tests.
+	ringSize int
 	arena    []byte   // folded tokens
 	norm     normBufs // composeNFC's buffers
 	valid    []byte   // the document with malformed UTF-8 replaced
@@ -111,7 +111,7 @@ func New(opt Options) *Tokenizer {
 	t := &Tokenizer{
 		foldCase: !opt.KeepCase,
 		minLen:   opt.MinLength,
-		memoRing: memoRing,
+		ringSize: memoRing,
 		iter:     words.FromBytes(nil),
 	}
 	if len(opt.Stopwords) > 0 {
@@ -469,7 +469,8 @@ const (
 
 // segment returns the token that seg, a segment of the library's, makes,
 // in seg or the arena, or why it makes none.
-func (t *Tokenizer) segment(tok []byte) ([]byte, outcome) {
+func (t *Tokenizer) segment(seg []byte) ([]byte, outcome) {
+	tok := seg
 	word, space, ascii, upper := false, true, true, false
 	var maxRune rune
 	for k := 0; k < len(tok); {
@@ -589,7 +590,7 @@ func (m *memo) bytes(pos uint64, n int) ([]byte, bool) {
 func (t *Tokenizer) memoSegment(seg []byte) ([]byte, outcome) {
 	h := maphash.Bytes(memoSeed, seg)
 	if t.memo == nil {
-		t.memo = &memo{ring: make([]byte, t.memoRing)}
+		t.memo = &memo{ring: make([]byte, t.ringSize)}
 	}
 	m := t.memo
 	e := &m.entries[h>>(64-memoBits)]

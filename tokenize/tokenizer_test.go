@@ -432,7 +432,7 @@ func TestMemoMatchesReference(t *testing.T) {
 	for _, opt := range opts {
 		tk := New(opt)
 		// A ring of 4 KiB comes round every hundred or so new segments.
-		tk.memoRing = 4 << 10
+		tk.ringSize = 4 << 10
 		var want Stats
 		for batch := range 40 {
 			var got [][]byte
@@ -470,8 +470,8 @@ func TestMemoMatchesReference(t *testing.T) {
 		}
 		// The ring came round more than once, so that entries whose bytes
 		// it wrote over were met.
-		if tk.memo.written < 8*uint64(tk.memoRing) {
-			t.Errorf("options %+v: %d bytes written to the memo's ring, want at least %d: the test does not test its wrapping round", opt, tk.memo.written, 8*tk.memoRing)
+		if tk.memo.written < 8*uint64(tk.ringSize) {
+			t.Errorf("options %+v: %d bytes written to the memo's ring, want at least %d: the test does not test its wrapping round", opt, tk.memo.written, 8*tk.ringSize)
 		}
 	}
 	if filled == 0 {

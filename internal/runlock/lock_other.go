@@ -12,3 +12,5 @@ const supported = false
 func tryLock(*os.File) (bool, error) { return true, nil }
 
 func unlock(*os.File) error { return nil }
+
+func unsupported(error) bool { return false }

@@ -30,3 +30,8 @@ func tryLock(f *os.File) (bool, error) {
 }
 
 func unlock(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+
+// unsupported reports whether err says that the file system cannot lock.
+func unsupported(err error) bool {
+	return errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.ENOSYS)
+}

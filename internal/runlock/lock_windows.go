@@ -30,6 +30,9 @@ func tryLock(f *os.File) (bool, error) {
 	return false, err
 }
 
+// unsupported reports whether err says that the file system cannot lock.
+func unsupported(err error) bool { return errors.Is(err, windows.ERROR_NOT_SUPPORTED) }
+
 func unlock(f *os.File) error {
 	ol := windows.Overlapped{OffsetHigh: lockOffset >> 32}
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)

@@ -26,6 +26,11 @@ const File = ".pwe-lock"
 // ErrInUse is returned when another process holds a directory's lock.
 var ErrInUse = errors.New("runlock: the directory is in use by another pwe run")
 
+// ErrUnsupported is returned where the file system cannot lock files (an
+// NFS mount without its lock daemon, some FUSE file systems): the caller
+// may go on without the lock, and should say so.
+var ErrUnsupported = errors.New("runlock: the file system cannot lock files, so runs in this directory are not kept apart")
+
 // Holder describes the process that holds, or last held, a lock.
 type Holder struct {
 	PID     int       `json:"pid"`
@@ -48,9 +53,12 @@ func Acquire(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	ok, err := tryLock(f)
+	ok, err := lockFile(f)
 	if err != nil {
 		f.Close()
+		if unsupported(err) {
+			return nil, fmt.Errorf("%s: %w (%v)", path, ErrUnsupported, err)
+		}
 		return nil, fmt.Errorf("runlock: locking %s: %w", path, err)
 	}
 	if !ok {
@@ -67,6 +75,9 @@ func Acquire(dir string) (*Lock, error) {
 	}
 	return &Lock{f: f}, nil
 }
+
+// lockFile is tryLock, or in tests a file system's refusal.
+var lockFile = tryLock
 
 // Release gives the lock up; the note of its holder stays in the file.
 func (l *Lock) Release() error {
