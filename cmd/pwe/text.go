@@ -34,12 +34,12 @@ glob pattern ("**" for any number of directories: 'corpus/**/*.txt') or -
 for standard input; .gz, .zst, .bz2 and .xz files are decompressed. Of a
 WARC file (Common Crawl's .warc.wet.gz) only its pages' text is read. Tokens
 are Unicode words (UAX #29), case-folded unless --no-lower, in Unicode
-normalization form C. With --tokens, the corpus is
-also written as token ids, which pwe count --tokens reads instead of the text
-(for English text about a third of its size; it saves count from
-decompressing and segmenting the corpus again). The table of distinct tokens
-stays within --memory: past a quarter of it, its counts spill to --temp-dir
-and are merged, which leaves the vocabulary unchanged.`,
+normalization form C. With --tokens, the corpus is also written as token
+ids, which pwe count --tokens reads instead of the text (for English text
+about a third of its size; it saves count from decompressing and segmenting
+the corpus again). The table of distinct tokens stays within --memory: past
+a quarter of it, its counts spill to --temp-dir and are merged, which leaves
+the vocabulary unchanged.`,
 		example: `  pwe tokenize corpus/ -o vocab.parquet --max-vocab 50000 --min-count 5
   pwe tokenize posts.jsonl.zst --text-field body -o vocab.parquet
   pwe tokenize 'archive/**/*.txt.gz' -o vocab.parquet
