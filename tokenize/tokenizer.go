@@ -439,7 +439,7 @@ func (t *Tokenizer) unicodeTokens(dst [][]byte, text []byte) [][]byte {
 		seg := t.iter.Value()
 		var tok []byte
 		var o outcome
-		if len(seg) <= memoMaxLen && hasNonASCII(seg) {
+		if len(seg) <= memoMaxLen && asciiPrefix(seg) < len(seg) {
 			tok, o = t.memoSegment(seg)
 		} else {
 			tok, o = t.segment(seg)
@@ -550,14 +550,14 @@ type memo struct {
 }
 
 // A memoEntry is a segment and what it became: the segment's bytes, then
-// its token's unless the token is the segment itself, are in the ring at
-// pos (counted as written is), unless the ring has since come round again.
+// its token's unless the token is the segment itself (tokLen 0: a token is
+// never empty), are in the ring at pos (counted as written is), unless the
+// ring has since come round again.
 type memoEntry struct {
 	hash    uint64
 	pos     uint64
 	segLen  uint8
 	outcome outcome
-	same    bool
 	tokLen  uint16
 }
 
@@ -599,7 +599,7 @@ func (t *Tokenizer) memoSegment(seg []byte) ([]byte, outcome) {
 			switch {
 			case e.outcome != keep:
 				return nil, e.outcome
-			case e.same:
+			case e.tokLen == 0:
 				return seg, keep
 			}
 			start := len(t.arena)
@@ -608,34 +608,17 @@ func (t *Tokenizer) memoSegment(seg []byte) ([]byte, outcome) {
 		}
 	}
 	tok, o := t.segment(seg)
-	same := o == keep && len(tok) == len(seg) && &tok[0] == &seg[0]
-	stored := tok
-	if o != keep || same {
-		stored = nil
+	var stored []byte // the token, unless it is seg itself
+	if o == keep && (len(tok) != len(seg) || &tok[0] != &seg[0]) {
+		stored = tok
 	}
-	*e = memoEntry{hash: h, pos: m.put(seg, stored), segLen: uint8(len(seg)), outcome: o, same: same, tokLen: uint16(len(stored))}
+	*e = memoEntry{hash: h, pos: m.put(seg, stored), segLen: uint8(len(seg)), outcome: o, tokLen: uint16(len(stored))}
 	return tok, o
 }
 
 // memoSeed seeds the memo's hash; what a segment becomes does not depend
 // on it.
 var memoSeed = maphash.MakeSeed()
-
-// hasNonASCII reports whether b has a byte from 0x80.
-func hasNonASCII(b []byte) bool {
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
-			return true
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return true
-		}
-	}
-	return false
-}
 
 // foldUnicode returns tok case-folded, in the arena unless it was already
 // folded.
