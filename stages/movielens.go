@@ -306,7 +306,8 @@ func countMovies(ctx context.Context, cfg MovieLensConfig, open baskets.Opener, 
 	passes.expect(2) // LoadMemory reads the file twice more, then works in memory
 	mem, err := baskets.LoadMemory(ctx, open, cfg.Memory/2)
 	if errors.Is(err, baskets.ErrTooLarge) {
-		return nil, nil, fmt.Errorf("%s is not sorted by user and %w: raise --memory or sort it by user id first", cfg.Ratings, err)
+		return nil, nil, fmt.Errorf("%s is not sorted by user and %w (half of --memory %s): raise --memory or sort it by user id first",
+			cfg.Ratings, err, bytesize.Format(cfg.Memory))
 	}
 	if err != nil {
 		return nil, nil, err

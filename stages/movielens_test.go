@@ -20,6 +20,7 @@ import (
 	"github.com/pwe-project/pwe/formats/input"
 	"github.com/pwe-project/pwe/formats/movielens"
 	"github.com/pwe-project/pwe/formats/movielens/mltest"
+	"github.com/pwe-project/pwe/internal/bytesize"
 	"github.com/pwe-project/pwe/tokenize/baskets"
 )
 
@@ -364,8 +365,16 @@ func TestMovieLensDeterministic(t *testing.T) {
 		big = append(big, movielens.Rating{User: int32(i % 1000), Movie: int32(i / 1000), HalfStars: 8})
 	}
 	cfg.Ratings = writeML(t, t.TempDir(), movielens.FormatCSV, big, mltest.Options{}, false)
-	if _, err := MovieLens(context.Background(), cfg); !errors.Is(err, baskets.ErrTooLarge) {
-		t.Errorf("unsorted file over half the budget: %v, want ErrTooLarge", err)
+	_, err = MovieLens(context.Background(), cfg)
+	if !errors.Is(err, baskets.ErrTooLarge) {
+		t.Fatalf("unsorted file over half the budget: %v, want ErrTooLarge", err)
+	}
+	// 8 bytes a rating and 12 a user (baskets.MemoryBytes), against half
+	// the budget.
+	want := fmt.Sprintf("1100000 ratings of 1000 users need %s to be grouped by user in memory, over the limit of 8MiB (half of --memory 16MiB)",
+		bytesize.Format(8*1100000+12*1000))
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("unsorted file over half the budget: %q, want it to say %q", err, want)
 	}
 }
 

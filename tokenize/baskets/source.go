@@ -9,6 +9,7 @@ import (
 
 	"github.com/pwe-project/pwe/formats/input"
 	"github.com/pwe-project/pwe/formats/movielens"
+	"github.com/pwe-project/pwe/internal/bytesize"
 )
 
 // Errors; test for them with errors.Is.
@@ -173,8 +174,8 @@ func LoadMemory(ctx context.Context, open Opener, limit int64) (*MemorySource, e
 	}
 	need := MemoryBytes(first.Ratings, int64(len(perUser)))
 	if need > limit {
-		return nil, fmt.Errorf("%w: %d ratings of %d users need %d MiB to be grouped by user in memory, over the limit of %d MiB",
-			ErrTooLarge, first.Ratings, len(perUser), need>>20, limit>>20)
+		return nil, fmt.Errorf("%w: %d ratings of %d users need %s to be grouped by user in memory, over the limit of %s",
+			ErrTooLarge, first.Ratings, len(perUser), bytesize.Format(need), bytesize.Format(limit))
 	}
 	s := &MemorySource{users: make([]int32, 0, len(perUser)), offsets: make([]int64, 1, len(perUser)+1), entries: make([]Entry, first.Ratings)}
 	for u := range perUser {
