@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/pwe-project/pwe/internal/runlock"
 	"github.com/pwe-project/pwe/pipeline"
 	"github.com/pwe-project/pwe/stages"
 )
@@ -140,6 +142,25 @@ func (e *env) usageOut() io.Writer {
 
 // stage returns the logger of one stage's messages.
 func (e *env) stage(name string) *slog.Logger { return e.rep.Stage(name) }
+
+// lockOutput makes a command's output directory and locks it
+// (internal/runlock), as pwe run does its own: two fits into one
+// directory, or a fit into a directory that a run is using, would write
+// over each other's checkpoints and files. Where the file system cannot
+// lock, the command goes on with a warning. release is never nil.
+func (e *env) lockOutput(stage, dir string) (release func() error, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := runlock.Acquire(dir)
+	switch {
+	case errors.Is(err, runlock.ErrUnsupported):
+		e.stage(stage).Warn(err.Error())
+	case err != nil:
+		return nil, err
+	}
+	return lock.Release, nil
+}
 
 var commands []*command
 

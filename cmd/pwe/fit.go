@@ -80,6 +80,11 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 					e.stage("fit").Warn(fmt.Sprintf("%s holds an interrupted fit; starting over (add --resume to continue it instead)",
 						filepath.Join(cfg.Output, stages.CheckpointDir)))
 				}
+				release, err := e.lockOutput("fit", cfg.Output)
+				if err != nil {
+					return fmt.Errorf("fit: %w", err)
+				}
+				defer release()
 				st, err := pipeline.Fit(ctx, e.rep, cfg)
 				if err != nil {
 					return fmt.Errorf("fit: %w", err)

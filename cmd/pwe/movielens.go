@@ -58,6 +58,11 @@ DIR/vocab.parquet (external_id = movieId) and DIR/counts.parquet.`,
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("movielens: %v", err)
 				}
+				release, err := e.lockOutput("movielens", cfg.Output)
+				if err != nil {
+					return fmt.Errorf("movielens: %w", err)
+				}
+				defer release()
 				st, err := pipeline.MovieLens(ctx, e.rep, cfg)
 				if err != nil {
 					return fmt.Errorf("movielens: %w", err)

@@ -50,6 +50,11 @@ vectors, in map.parquet's schema) into DIR.`,
 				if err := cfg.Validate(); err != nil {
 					return usagef("simulate: %v", err)
 				}
+				release, err := e.lockOutput("simulate", cfg.Output)
+				if err != nil {
+					return fmt.Errorf("simulate: %w", err)
+				}
+				defer release()
 				st, err := stages.Simulate(ctx, cfg)
 				if err != nil {
 					return fmt.Errorf("simulate: %w", err)

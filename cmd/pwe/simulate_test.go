@@ -1,9 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pwe-project/pwe/internal/runlock"
 )
 
 // TestSimulateSplitFitEvaluate runs the evaluation workflow of the README
@@ -49,4 +54,63 @@ func TestSimulateSplitFitEvaluate(t *testing.T) {
 			t.Errorf("pwe %v: exit %d, %q; want usage error mentioning %q", c.args, code, stderr, c.msg)
 		}
 	}
+	outputLocked(t, sim, fit)
+}
+
+// outputLocked: while another process holds their lock (this one, on
+// another descriptor), the commands that write into a directory refuse
+// the simulation's and the fit's, with status 1, and change nothing there.
+func outputLocked(t *testing.T, sim, fit string) {
+	if _, err := os.Stat(filepath.Join(fit, runlock.File)); err != nil {
+		t.Errorf("the fit did not lock its directory: %v", err)
+	}
+	ratings := filepath.Join(t.TempDir(), "ratings.csv")
+	if err := os.WriteFile(ratings, []byte("userId,movieId,rating,timestamp\n1,1,4.0,0\n1,2,4.0,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{sim, fit} {
+		lock, err := runlock.Acquire(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := listing(t, dir)
+		for _, args := range [][]string{
+			{"simulate", "--vocab-size", "10", "--dim", "2", "--observations", "2e3", "-o", dir},
+			{"split", filepath.Join(sim, "counts.parquet"), "--test-fraction", "0.2", "-o", dir},
+			{"fit", "--counts", filepath.Join(sim, "train.parquet"), "--vocab", filepath.Join(sim, "vocab.parquet"), "--dim", "2",
+				"--chains", "2", "--warmup", "20", "--draws", "20", "--threads", "1", "-o", dir},
+			{"summarize", fit, "--neighbours", "w0001", "-o", dir},
+			{"movielens", ratings, "-o", dir},
+		} {
+			_, stderr, code := runPwe(args...)
+			if want := dir + " is in use by another pwe process (pwe.test "; code != exitRuntime || !strings.Contains(stderr, want) {
+				t.Errorf("pwe %v into a locked directory: exit %d, %q; want status 1 and %q", args, code, stderr, want)
+			}
+		}
+		if after := listing(t, dir); !slices.Equal(before, after) {
+			t.Errorf("refused commands changed %s:\n%v\nthen\n%v", dir, before, after)
+		}
+		lock.Release()
+	}
+	if _, stderr, code := runPwe("summarize", fit, "--neighbours", "w0001"); code != exitOK {
+		t.Errorf("summarize after the lock's release: exit %d\n%s", code, stderr)
+	}
+}
+
+// listing describes a directory's files by name, size and modification
+// time.
+func listing(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %d %d", e.Name(), info.Size(), info.ModTime().UnixNano()))
+	}
+	return out
 }

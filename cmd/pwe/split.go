@@ -35,6 +35,11 @@ Writes train.parquet and test.parquet into DIR.`,
 				if err := cfg.Validate(); err != nil {
 					return usagef("split: %v", err)
 				}
+				release, err := e.lockOutput("split", cfg.Output)
+				if err != nil {
+					return fmt.Errorf("split: %w", err)
+				}
+				defer release()
 				st, err := stages.Split(ctx, cfg)
 				if err != nil {
 					return fmt.Errorf("split: %w", err)

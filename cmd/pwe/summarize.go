@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -51,6 +52,11 @@ the top K, rank and cosine quantiles). TOKENS is a comma-separated list or
 				if err := cfg.Validate(); err != nil {
 					return usagef("summarize: %v", err)
 				}
+				release, err := e.lockOutput("summarize", cmp.Or(cfg.Output, cfg.Fit))
+				if err != nil {
+					return fmt.Errorf("summarize: %w", err)
+				}
+				defer release()
 				st, err := stages.Summarize(ctx, cfg)
 				if err != nil {
 					return fmt.Errorf("summarize: %w", err)

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -24,7 +25,7 @@ import (
 const File = ".pwe-lock"
 
 // ErrInUse is returned when another process holds a directory's lock.
-var ErrInUse = errors.New("runlock: the directory is in use by another pwe run")
+var ErrInUse = errors.New("runlock: the directory is in use by another pwe process")
 
 // ErrUnsupported is returned where the file system cannot lock files (an
 // NFS mount without its lock daemon, some FUSE file systems): the caller
@@ -114,11 +115,24 @@ type InUseError struct {
 }
 
 func (e *InUseError) Error() string {
-	msg := fmt.Sprintf("%s is in use by another pwe run", e.Dir)
+	msg := fmt.Sprintf("%s is in use by another pwe process", e.Dir)
 	if h := e.Holder; h != nil {
-		msg += fmt.Sprintf(" (pid %d on %s, started %s)", h.PID, h.Host, h.Started.Format(time.RFC3339))
+		msg += fmt.Sprintf(" (%s, pid %d on %s, started %s)", commandLine(h.Command), h.PID, h.Host, h.Started.Format(time.RFC3339))
 	}
-	return msg + "; wait for it to end, or give this run another output directory"
+	return msg + "; wait for it to end, or give this command another output directory"
+}
+
+// commandLine shows a holder's command as a shell would, the program by
+// its base name, cut short after 80 bytes.
+func commandLine(args []string) string {
+	if len(args) == 0 {
+		return "command unknown"
+	}
+	s := strings.Join(append([]string{filepath.Base(args[0])}, args[1:]...), " ")
+	if len(s) > 80 {
+		s = strings.ToValidUTF8(s[:77], "") + "..."
+	}
+	return s
 }
 
 // Unwrap lets errors.Is(err, ErrInUse) hold.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -33,6 +34,9 @@ func TestAcquireExcludes(t *testing.T) {
 	}
 	if msg := err.Error(); !strings.Contains(msg, dir) || !strings.Contains(msg, "wait for it to end") {
 		t.Errorf("message %q names neither the directory nor what to do", msg)
+	}
+	if msg, want := err.Error(), "("+filepath.Base(os.Args[0])+" -test."; !strings.Contains(msg, want) {
+		t.Errorf("message %q does not show the holder's command, %q...", msg, want)
 	}
 	if err := first.Release(); err != nil {
 		t.Fatal(err)
@@ -92,5 +96,22 @@ func TestLockDiesWithProcess(t *testing.T) {
 	}
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCommandLine: a holder's command is shown by its program's base name
+// and cut short, on a rune's boundary, after 80 bytes.
+func TestCommandLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "command unknown"},
+		{[]string{"/usr/local/bin/pwe", "run", "nightly.yaml"}, "pwe run nightly.yaml"},
+		{[]string{"pwe", "fit", "--counts", strings.Repeat("é", 40)}, "pwe fit --counts " + strings.Repeat("é", 30) + "..."},
+	} {
+		if got := commandLine(c.args); got != c.want {
+			t.Errorf("commandLine(%q) = %q, want %q", c.args, got, c.want)
+		}
 	}
 }
