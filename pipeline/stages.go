@@ -27,6 +27,10 @@ func Tokenize(ctx context.Context, r *Reporter, cfg stages.TokenizeConfig) (stag
 	if st.SkippedRecords > 0 {
 		log.Warn(fmt.Sprintf("skipped %d records without text", st.SkippedRecords))
 	}
+	if err == nil && st.Workers < st.Threads {
+		log.Warn(fmt.Sprintf("tokenized on %d of %d threads: a memory budget of %s holds no more workers; a larger one would use them all",
+			st.Workers, st.Threads, bytesize.Format(cfg.WithDefaults().Memory)))
+	}
 	return st, err
 }
 

@@ -179,6 +179,28 @@ func TestCountWarnsOfNoPairs(t *testing.T) {
 // TestCountWarnsOfFewerWorkers: more threads than the memory budget holds
 // workers for count on fewer, with a warning; as many as it holds count
 // without one; more than counts.MaxWorkers count on that many.
+// TestTokenizeWarnsOfFewerWorkers: a budget of 16MiB holds two tokenizing
+// workers (one and a quarter of the budget at 2.5 MiB each), which give the
+// vocabulary of one thread.
+func TestTokenizeWarnsOfFewerWorkers(t *testing.T) {
+	dir := t.TempDir()
+	var vocabs [][]byte
+	for _, threads := range []int{1, 2, 3, 64} {
+		vocab := filepath.Join(dir, fmt.Sprintf("v%d.parquet", threads))
+		_, stderr, code := runPwe("tokenize", "../../testdata/austen-200.txt", "-o", vocab, "--memory", "16MiB", "--threads", strconv.Itoa(threads))
+		want := fmt.Sprintf("tokenize: warning: tokenized on 2 of %d threads: a memory budget of 16MiB holds no more workers; a larger one would use them all\n", threads)
+		if code != exitOK || strings.Contains(stderr, want) != (threads > 2) || threads <= 2 && strings.Contains(stderr, "warning") {
+			t.Errorf("tokenize on %d threads: exit %d, stderr %q; want the warning %q: %v", threads, code, stderr, want, threads > 2)
+		}
+		vocabs = append(vocabs, read(t, vocab))
+	}
+	for i := range vocabs {
+		if !bytes.Equal(vocabs[i], vocabs[0]) {
+			t.Errorf("vocabulary %d differs from one thread's", i)
+		}
+	}
+}
+
 func TestCountWarnsOfFewerWorkers(t *testing.T) {
 	dir := t.TempDir()
 	corpus, vocab, counts := filepath.Join(dir, "corpus.txt"), filepath.Join(dir, "v.parquet"), filepath.Join(dir, "c.parquet")

@@ -57,8 +57,8 @@ the vocabulary unchanged.`,
 			fs.IntVar(&cfg.Tokenizer.MinLength, "min-length", 0, "drop tokens shorter than `n` characters")
 			fs.IntVar(&cfg.MaxVocab, "max-vocab", 0, "keep the `n` most frequent tokens (0: all)")
 			fs.Int64Var(&cfg.MinCount, "min-count", 1, "drop tokens seen fewer than `n` times")
-			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core)")
-			fs.Var(&memory, "memory", "memory `budget` for the table of distinct tokens, e.g. 256MiB")
+			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core), as many as --memory holds; the vocabulary and token stream do not depend on it")
+			fs.Var(&memory, "memory", "memory `budget` for the tables of distinct tokens and the threads' text in flight, e.g. 256MiB")
 			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled counts, and for a zip archive read from standard input or compressed (default: the system's)")
 			return func(ctx context.Context, args []string) error {
 				cfg.Input.Paths = args
