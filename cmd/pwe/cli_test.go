@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -186,5 +187,25 @@ func TestEveryCommandQuietAndJSON(t *testing.T) {
 		if !covered[c.name] {
 			t.Errorf("command %s is not covered by this test", c.name)
 		}
+	}
+}
+
+// TestLimitThreads: --threads beyond the cores the process has makes no
+// more processors than those cores, fewer set them, and the compute stages
+// get as many threads as run in parallel.
+func TestLimitThreads(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range []struct{ n, want, procs int }{
+		{100000, defaultProcs, defaultProcs},
+		{1, 1, 1},
+		{0, 0, 1}, // 0 leaves the setting alone
+		{defaultProcs, defaultProcs, defaultProcs},
+	} {
+		if got := limitThreads(c.n); got != c.want || runtime.GOMAXPROCS(0) != c.procs {
+			t.Errorf("limitThreads(%d) = %d with GOMAXPROCS %d, want %d and %d", c.n, got, runtime.GOMAXPROCS(0), c.want, c.procs)
+		}
+	}
+	if _, stderr, code := runPwe("tokenize", "../../testdata/austen-200.txt", "-o", filepath.Join(t.TempDir(), "v.parquet"), "--threads", "100000"); code != exitOK || runtime.GOMAXPROCS(0) != defaultProcs {
+		t.Errorf("tokenize --threads 100000: exit %d, GOMAXPROCS %d, want %d\n%s", code, runtime.GOMAXPROCS(0), defaultProcs, stderr)
 	}
 }

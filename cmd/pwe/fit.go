@@ -70,7 +70,7 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 				cfg.Warmup = &warmup
 				cfg.GroupMoves = &groupMoves
 				cfg.Overrelax = overrelax.value
-				limitThreads(cfg.Threads)
+				cfg.Threads = limitThreads(cfg.Threads)
 				cfg.Memory = int64(memory)
 				cfg.CheckpointEvery, cfg.CheckpointInterval = checkpoint.sweeps, checkpoint.interval
 				if err := cfg.Validate(); err != nil {

@@ -36,7 +36,7 @@ what ran. A changed setting re-runs its stage and everything downstream.`,
 				if *threads >= 0 {
 					cfg.Threads = *threads
 				}
-				limitThreads(cfg.Threads)
+				cfg.Threads = limitThreads(cfg.Threads)
 				_, err = pipeline.Run(ctx, cfg, pipeline.Options{Force: *force, Reporter: e.rep})
 				if err != nil {
 					return fmt.Errorf("run: %w", err)

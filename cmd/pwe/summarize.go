@@ -48,7 +48,7 @@ the top K, rank and cosine quantiles). TOKENS is a comma-separated list or
 				if cfg.Neighbours, err = tokenList(neighbours); err != nil {
 					return usagef("summarize: --neighbours: %v", err)
 				}
-				limitThreads(cfg.Threads)
+				cfg.Threads = limitThreads(cfg.Threads)
 				if err := cfg.Validate(); err != nil {
 					return usagef("summarize: %v", err)
 				}
