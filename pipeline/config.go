@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,9 +138,17 @@ func (b *Bytes) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Load reads a configuration file. Unknown keys are errors (a misspelt
-// setting must not be silently ignored); relative input paths are taken
-// relative to the file's directory, and a relative output directory too.
+// setting must not be silently ignored), and so are fractions where a
+// whole number is wanted; relative paths are taken relative to the file's
+// directory, the output directory's too. Every stage's settings are
+// checked, so that a bad one stops the run before the first stage.
 func Load(path string) (Config, error) {
+	return LoadWithOutput(path, "")
+}
+
+// LoadWithOutput is Load with the file's output directory replaced by
+// output, if not empty (pwe run -o), which a file then need not name.
+func LoadWithOutput(path, output string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, err
@@ -146,7 +157,21 @@ func Load(path string) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = errors.New("the file holds no settings")
+		}
 		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("%s: line %d: a second YAML document; pwe reads one configuration a file", path, next.Line)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err == nil && len(doc.Content) > 0 {
+		err = wholeNumbers(doc.Content[0], reflect.TypeFor[Config](), "")
+		if err != nil {
+			return Config{}, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	settings, err := stageSettings(data)
 	if err == nil {
@@ -179,13 +204,94 @@ func Load(path string) (Config, error) {
 		cfg.MovieLens.Ratings, cfg.MovieLens.Movies = rel(cfg.MovieLens.Ratings), rel(cfg.MovieLens.Movies)
 	}
 	cfg.Output = rel(cfg.Output)
+	if output != "" {
+		cfg.Output = output // a flag's path, relative to the working directory
+	}
+	cfg.TempDir = rel(cfg.TempDir)
 	cfg.Summarize.Pairs = rel(cfg.Summarize.Pairs)
 	cfg.Tokenize.Tokenizer.StopwordsFile = rel(cfg.Tokenize.Tokenizer.StopwordsFile)
 	cfg.Fit.InitFrom = rel(cfg.Fit.InitFrom)
+	if f := cfg.Fit.SaveDraws; f != "all" && f != "none" {
+		cfg.Fit.SaveDraws = rel(f)
+	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
+}
+
+// absolute returns c with its paths absolute and clean, so that a run
+// started from another directory, or given the same output directory
+// spelled another way (out, ./out, /data/out), records the same settings
+// and finds its stages up to date.
+func (c Config) absolute() (Config, error) {
+	var err error
+	abs := func(p *string) {
+		if *p == "" || *p == "-" || strings.HasPrefix(*p, "builtin:") || err != nil {
+			return
+		}
+		*p, err = filepath.Abs(*p)
+	}
+	abs(&c.Output)
+	abs(&c.TempDir)
+	if c.Input != nil {
+		in := *c.Input
+		in.Paths = slices.Clone(in.Paths)
+		for i := range in.Paths {
+			abs(&in.Paths[i])
+		}
+		c.Input = &in
+	}
+	if c.MovieLens != nil {
+		ml := *c.MovieLens
+		abs(&ml.Ratings)
+		abs(&ml.Movies)
+		c.MovieLens = &ml
+	}
+	abs(&c.Summarize.Pairs)
+	abs(&c.Tokenize.Tokenizer.StopwordsFile)
+	abs(&c.Fit.InitFrom)
+	if f := c.Fit.SaveDraws; f != "all" && f != "none" {
+		abs(&c.Fit.SaveDraws)
+	}
+	return c, err
+}
+
+// wholeNumbers refuses a fraction given for an integer setting, which the
+// YAML decoder would cut to its whole part (dim: 2.5 ran with 2, window:
+// 0.4 with the default, as 0). n is the node decoded into a t.
+func wholeNumbers(n *yaml.Node, t reflect.Type, name string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			for _, f := range reflect.VisibleFields(t) {
+				if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); tag == key && f.IsExported() {
+					if err := wholeNumbers(n.Content[i+1], f.Type, key); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	case n.Kind == yaml.SequenceNode && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+		for _, c := range n.Content {
+			if err := wholeNumbers(c, t.Elem(), name); err != nil {
+				return err
+			}
+		}
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!float":
+		switch t.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if v, err := strconv.ParseFloat(n.Value, 64); err != nil || v != math.Trunc(v) {
+				return fmt.Errorf("line %d: %s %s: want a whole number", n.Line, name, n.Value)
+			}
+		}
+	}
+	return nil
 }
 
 // setting is one key: value of a stage's section of a configuration file.
@@ -242,5 +348,41 @@ func (c Config) Validate() error {
 	case c.Summarize.Wants() && (c.Fit.Method == "map" || c.Fit.SaveDraws == "none"):
 		return errors.New("summarize needs posterior draws: use fit method gibbs and keep save_draws")
 	}
-	return nil
+	return c.validateStages()
+}
+
+// validateStages checks each stage's settings as the stage would when it
+// starts, so that a bad one in a late stage is found before the early
+// ones have run for hours. The files are named as in plan; none is read.
+func (c Config) validateStages() error {
+	var errs []error
+	check := func(stage string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", stage, err))
+		}
+	}
+	vocab, counts := filepath.Join(c.Output, VocabFile), filepath.Join(c.Output, CountsFile)
+	if c.MovieLens != nil {
+		ml := *c.MovieLens
+		ml.Output, ml.Memory = c.staging("movielens"), int64(c.Memory)
+		check("movielens", ml.Validate())
+	} else {
+		tk := c.Tokenize
+		tk.Input, tk.Output, tk.Memory = *c.Input, filepath.Join(c.staging("tokenize"), VocabFile), int64(c.Memory)
+		check("tokenize", tk.WithDefaults().Validate())
+		ct := c.Count
+		ct.Tokens, ct.Vocab, ct.Output, ct.Memory = filepath.Join(c.Output, TokensFile), vocab, filepath.Join(c.staging("count"), CountsFile), int64(c.Memory)
+		check("count", ct.WithDefaults().Validate())
+	}
+	if !c.SkipFit {
+		ft := c.Fit
+		ft.Counts, ft.Vocab, ft.Output, ft.Memory = counts, vocab, c.staging("fit"), int64(c.Memory)
+		check("fit", ft.WithDefaults().Validate())
+		if c.Summarize.Wants() {
+			sm := c.Summarize
+			sm.Fit, sm.Output = filepath.Join(c.Output, FitDir), c.staging("summarize")
+			check("summarize", sm.Validate())
+		}
+	}
+	return errors.Join(errs...)
 }

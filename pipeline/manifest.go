@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/pwe-project/pwe/formats/input"
@@ -56,6 +57,11 @@ func (m *Manifest) set(rec StageRecord) {
 		return
 	}
 	m.Stages = append(m.Stages, rec)
+}
+
+// remove drops the record of the named stage.
+func (m *Manifest) remove(name string) {
+	m.Stages = slices.DeleteFunc(m.Stages, func(r StageRecord) bool { return r.Name == name })
 }
 
 // readManifest reads the manifest of a previous run; a missing file gives

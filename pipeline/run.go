@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pwe-project/pwe/formats/input"
@@ -72,6 +73,10 @@ type stage struct {
 // returns a *stages.InterruptedError whose message says how to continue.
 func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	if err := cfg.Validate(); err != nil {
+		return Report{}, err
+	}
+	cfg, err := cfg.absolute()
+	if err != nil {
 		return Report{}, err
 	}
 	if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
@@ -150,6 +155,21 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		outputs, err := cache.fingerprints(st.outputs)
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", st.name, err)
+		}
+		// A fit that now writes only the MAP leaves no draws of the fit
+		// before it; nor, once the configuration has no summarize, the
+		// similarities of that fit in its directory, which the report
+		// would show beside the new one.
+		if old := man.find(st.name); old != nil {
+			if gone := cache.dropStale(old, st.outputs, cfg.Output); len(gone) > 0 {
+				log.Info("removed what it no longer writes: " + strings.Join(gone, ", "))
+			}
+		}
+		if old := man.find("summarize"); st.name == "fit" && old != nil && !slices.ContainsFunc(plan, func(s stage) bool { return s.name == "summarize" }) {
+			if gone := cache.dropStale(old, nil, filepath.Join(cfg.Output, FitDir)); len(gone) > 0 {
+				opt.Reporter.Stage("summarize").Info("not configured; removed the previous fit's " + strings.Join(gone, ", "))
+			}
+			man.remove("summarize")
 		}
 		end := time.Now()
 		man.set(StageRecord{
@@ -266,6 +286,9 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		ct.Input, ct.Tokens, ct.Vocab, ct.Output = stages.TextInput{}, tokens, vocab, filepath.Join(c.staging("count"), CountsFile)
 		ct.Threads, ct.Memory, ct.TempDir = c.Threads, int64(c.Memory), c.TempDir
 		ct.Seed = c.stageSeed("count", ct.Seed)
+		// The settings recorded are those the stage runs with, so that
+		// spelling out a default does not make it stale.
+		ct = ct.WithDefaults()
 		plan = append(plan, stage{
 			name: "count", settings: ct, seed: ct.Seed, inputs: []string{tokens, vocab}, outputs: []string{counts},
 			run:      func(ctx context.Context) (any, error) { return Count(ctx, opt.Reporter, ct) },
@@ -281,8 +304,14 @@ func (c Config) plan(opt Options) ([]stage, error) {
 	ft.Seed = c.stageSeed("fit", ft.Seed)
 	ft = ft.WithDefaults()
 	fitDir := filepath.Join(c.Output, FitDir)
+	ftInputs := []string{counts, vocab}
+	if f := ft.SaveDraws; f != "all" && f != "none" {
+		// The file of tokens whose draws are kept is read when the fit
+		// runs: a change to it makes the draws again.
+		ftInputs = append(ftInputs, f)
+	}
 	plan = append(plan, stage{
-		name: "fit", settings: ft, seed: ft.Seed, inputs: []string{counts, vocab}, outputs: finalPaths(fitDir, ft.Outputs()),
+		name: "fit", settings: ft, seed: ft.Seed, inputs: ftInputs, outputs: finalPaths(fitDir, ft.Outputs()),
 		run: func(ctx context.Context) (any, error) {
 			ft := ft
 			// An interrupted fit of the same inputs and settings continues
@@ -379,6 +408,31 @@ func stageKey(name string, settings []byte, inputs []input.Fingerprint) string {
 		fmt.Fprintf(h, "%s\x00%d\x00", fp.SHA256, fp.Size)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// dropStale removes the files rec lists as outputs that keep does not, and
+// returns their paths: only files inside dir (a path recorded relative to
+// another working directory is left) that still hold what the stage wrote,
+// so a file changed or replaced since is never removed.
+func (c *hashCache) dropStale(rec *StageRecord, keep []string, dir string) []string {
+	var gone []string
+	for _, out := range rec.Outputs {
+		p := out.Path
+		if !filepath.IsAbs(p) || slices.Contains(keep, p) {
+			continue
+		}
+		if r, err := filepath.Rel(dir, p); err != nil || !filepath.IsLocal(r) {
+			continue
+		}
+		fp, err := c.fingerprint(p)
+		if err != nil || fp.SHA256 != out.SHA256 || fp.Size != out.Size {
+			continue
+		}
+		if os.Remove(p) == nil {
+			gone = append(gone, filepath.Base(p))
+		}
+	}
+	return gone
 }
 
 // upToDate reports whether rec matches key and every output still has the

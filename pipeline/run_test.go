@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/stages"
 )
 
 const config = `
@@ -182,6 +183,15 @@ func TestLoadRejects(t *testing.T) {
 		"threads":        {"output: x\nthreads: -2\ninput: {paths: [a]}\n", "threads -2"},
 		"not yaml":       {"output: [x\n", "yaml"},
 		"no output here": {"input: {paths: [a]}\n", "no output"},
+		"empty":          {"", "holds no settings"},
+		"two documents":  {"output: x\ninput: {paths: [a]}\n---\nfit: {dimm: 3}\n", "line 3: a second YAML document"},
+		"fraction":       {"output: x\ninput: {paths: [a]}\nfit:\n  dim: 2.5\n", "line 4: dim 2.5: want a whole number"},
+		"fraction zero":  {"output: x\ninput: {paths: [a]}\ncount: {window: 0.4}\n", "line 3: window 0.4: want a whole number"},
+		"stage's input":  {"output: x\ninput: {paths: [a]}\ntokenize: {input: {paths: [b]}}\n", "field input not found"},
+		"late stage":     {"output: x\ninput: {paths: [a]}\ncount: {window: -3}\nsummarize: {neighbours: [a], top: -2}\n", "count: counts: window -3, want 1..1000\nsummarize: top -2"},
+		"weighting":      {"output: x\ninput: {paths: [a]}\ncount: {weighting: cubic}\n", "count: "},
+		"draws":          {"output: x\ninput: {paths: [a]}\nfit: {draws: -10}\n", "fit: "},
+		"summarize top":  {"output: x\ninput: {paths: [a]}\nsummarize: {neighbours: [a], top: -2}\n", "summarize: "},
 	}
 	for name, c := range cases {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".yaml")
@@ -189,6 +199,37 @@ func TestLoadRejects(t *testing.T) {
 		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one naming %s and saying %q", name, err, path, c.want)
 		}
+	}
+}
+
+// TestLoadPaths: -o stands in for a file's missing output, and every path
+// of the file is relative to it, the temporary directory's and the file of
+// tokens whose draws are kept included.
+func TestLoadPaths(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.yaml")
+	text := "input: {paths: [a.txt]}\ntemp_dir: scratch\nfit: {save_draws: keep.txt}\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "no output") {
+		t.Errorf("no output and no -o: %v", err)
+	}
+	cfg, err := LoadWithOutput(path, "elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Output != "elsewhere" || cfg.TempDir != filepath.Join(dir, "scratch") || cfg.Fit.SaveDraws != filepath.Join(dir, "keep.txt") ||
+		cfg.Input.Paths[0] != filepath.Join(dir, "a.txt") {
+		t.Errorf("output %q, temp_dir %q, save_draws %q, input %q; want elsewhere and all else in %s",
+			cfg.Output, cfg.TempDir, cfg.Fit.SaveDraws, cfg.Input.Paths, dir)
+	}
+	abs, err := cfg.absolute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wd, _ := os.Getwd(); abs.Output != filepath.Join(wd, "elsewhere") || abs.Input.Paths[0] != cfg.Input.Paths[0] {
+		t.Errorf("absolute: output %q, input %q", abs.Output, abs.Input.Paths)
 	}
 }
 
@@ -360,4 +401,73 @@ func TestRunStopwordsChange(t *testing.T) {
 			t.Errorf("vocabulary has the stop word %q", r.Token)
 		}
 	}
+}
+
+// TestRunSettingsAsWritten: the same run written otherwise (its output
+// directory from another working directory, a default spelled out) is up
+// to date; a changed file of kept tokens runs the fit again; and a fit run
+// again leaves none of the files it, or a summarize no longer configured,
+// had written before.
+func TestRunSettingsAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	keep := filepath.Join(dir, "keep.txt")
+	if err := os.WriteFile(keep, []byte("the\nand\nof\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	summarize := "summarize:\n  pairs_all_among: [the, and]\n"
+	corpus, err := filepath.Abs("../testdata/austen-200.txt") // before the Chdir below
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(config, "fit:\n", "fit:\n  save_draws: keep.txt\n", 1)
+	text = strings.Replace(text, "../testdata/austen-200.txt", corpus, 1)
+	run := func(text string, want ...string) Config {
+		t.Helper()
+		cfg := loadConfig(t, dir, text)
+		rep, err := Run(ctx, cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(rep.Ran, want) {
+			t.Errorf("ran %v, want %v", rep.Ran, want)
+		}
+		return cfg
+	}
+	cfg := run(text+summarize, "tokenize", "count", "fit", "summarize")
+	fitFile := func(name string) string { return filepath.Join(cfg.Output, FitDir, name) }
+
+	t.Chdir(dir)
+	relative, err := LoadWithOutput("run.yaml", "./out/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := Run(ctx, relative, Options{}); err != nil || len(rep.Ran) > 0 {
+		t.Errorf("the same run with ./out/ from its directory ran %v (%v), want nothing", rep.Ran, err)
+	}
+	run(strings.Replace(text, "count:\n", "count:\n  weighting: uniform\n  oov: drop\n  neg_power: 0.75\n  negatives: 1\n", 1) + summarize)
+
+	if err := os.WriteFile(keep, []byte("the\nand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(text+summarize, "fit", "summarize")
+
+	if _, err := os.Stat(fitFile(stages.SimilarityFile)); err != nil {
+		t.Fatal(err)
+	}
+	run(strings.Replace(text, "dim: 2", "dim: 3", 1), "fit")
+	man, err := readManifest(filepath.Join(cfg.Output, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(fitFile(stages.SimilarityFile)); !os.IsNotExist(err) || man.find("summarize") != nil {
+		t.Errorf("the summarize no longer configured left %s (%v) or its record in the manifest", stages.SimilarityFile, err)
+	}
+	run(strings.Replace(text, "fit:\n", "fit:\n  method: map\n", 1), "fit")
+	for _, name := range []string{stages.DrawsFile, stages.SummaryFile, stages.SampleStatsFile} {
+		if _, err := os.Stat(fitFile(name)); !os.IsNotExist(err) {
+			t.Errorf("the MAP fit left the Gibbs fit's %s (%v)", name, err)
+		}
+	}
+	assertManifestMatchesFiles(t, cfg.Output)
 }

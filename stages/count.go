@@ -25,8 +25,9 @@ import (
 // counts.parquet.
 type CountConfig struct {
 	// Input is the corpus. When it names no document format, the format of
-	// the vocabulary's corpus applies.
-	Input TextInput `json:"input" yaml:"input"`
+	// the vocabulary's corpus applies. A configuration file names it once,
+	// for the whole run, in its own section.
+	Input TextInput `json:"input" yaml:"-"`
 	// Tokens, instead of Input, names a token stream written by the tokenize
 	// stage (TokenizeConfig.Tokens): the corpus as token ids, counted
 	// without reading or segmenting the text again.

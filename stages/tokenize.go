@@ -19,7 +19,9 @@ import (
 
 // TokenizeConfig configures the tokenize stage: text to vocab.parquet.
 type TokenizeConfig struct {
-	Input     TextInput       `json:"input" yaml:"input"`
+	// Input is the corpus; a configuration file names it once, for the
+	// whole run, in its own section.
+	Input     TextInput       `json:"input" yaml:"-"`
 	Tokenizer TokenizerConfig `json:"tokenizer" yaml:"tokenizer"`
 	// MaxVocab keeps the MaxVocab most frequent tokens (0: no limit).
 	MaxVocab int `json:"max_vocab" yaml:"max_vocab"`

@@ -11,7 +11,7 @@ import (
 func init() {
 	register(&command{
 		name: "run",
-		args: "CONFIG.yaml [-o DIR]",
+		args: "CONFIG.yaml [-o DIR] [--force] [--threads N]",
 		summary: `Run every stage named in a configuration file, skipping those up to date.
 The file names the input (a text corpus or MovieLens ratings), each stage's
 settings and the output directory; manifest.json in that directory records
@@ -26,12 +26,9 @@ what ran. A changed setting re-runs its stage and everything downstream.`,
 				if len(args) != 1 {
 					return usagef("run: want one configuration file, got %d arguments", len(args))
 				}
-				cfg, err := pipeline.Load(args[0])
+				cfg, err := pipeline.LoadWithOutput(args[0], *out)
 				if err != nil {
 					return usagef("run: %v", err)
-				}
-				if *out != "" {
-					cfg.Output = *out
 				}
 				if *threads >= 0 {
 					cfg.Threads = *threads
