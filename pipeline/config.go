@@ -48,6 +48,9 @@ type Config struct {
 	// output directory unless absolute.
 	Report ReportPath `yaml:"report"`
 
+	// file is the configuration file Load read, which a corpus directory
+	// holding it does not take for text.
+	file string
 	// seeded names the stages whose section of the file sets a seed, 0
 	// included; a stage without one takes Seed. (A Config made in code
 	// has none: its stage seeds of 0 read as unset.)
@@ -188,6 +191,7 @@ func LoadWithOutput(path, output string) (Config, error) {
 			cfg.seeded[st.stage] = true
 		}
 	}
+	cfg.file = path
 	base := filepath.Dir(path)
 	rel := func(p string) string {
 		if p == "" || p == "-" || filepath.IsAbs(p) || strings.HasPrefix(p, "builtin:") {
@@ -234,6 +238,7 @@ func (c Config) absolute() (Config, error) {
 	}
 	abs(&c.Output)
 	abs(&c.TempDir)
+	abs(&c.file)
 	if c.Input != nil {
 		in := *c.Input
 		in.Paths = slices.Clone(in.Paths)

@@ -79,6 +79,12 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	// Planned first, so that a run refused for its inputs (an output
+	// directory named as the corpus) leaves nothing behind.
+	plan, err := cfg.plan(opt)
+	if err != nil {
+		return Report{}, err
+	}
 	if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
 		return Report{}, err
 	}
@@ -95,10 +101,6 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	defer lock.Release()
 	mpath := filepath.Join(cfg.Output, ManifestFile)
 	man, err := readManifest(mpath)
-	if err != nil {
-		return Report{}, err
-	}
-	plan, err := cfg.plan(opt)
 	if err != nil {
 		return Report{}, err
 	}
@@ -260,8 +262,12 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		// A corpus directory that holds the output directory must not
 		// take the run's own outputs as the next run's text.
 		in := *c.Input
-		in.SkipDirs = []string{c.Output}
-		paths, err := input.ExpandSkipping(in.Paths, in.SkipDirs...)
+		in.Skip = []string{c.Output}
+		if c.file != "" {
+			// Nor its configuration file, beside the corpus (paths: [.]).
+			in.Skip = append(in.Skip, c.file)
+		}
+		paths, err := input.ExpandSkipping(in.Paths, in.Skip...)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/internal/runlock"
 	"github.com/pwe-project/pwe/stages"
 )
 
@@ -470,4 +473,51 @@ func TestRunSettingsAsWritten(t *testing.T) {
 		}
 	}
 	assertManifestMatchesFiles(t, cfg.Output)
+}
+
+// TestRunConfigInCorpus: a configuration file in the corpus directory it
+// names is not text: a change to its count settings counts again, but
+// does not make the vocabulary again.
+func TestRunConfigInCorpus(t *testing.T) {
+	dir := t.TempDir()
+	text, err := os.ReadFile("../testdata/austen-200.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "austen.txt"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		window string
+		ran    []string
+	}{{"3", []string{"tokenize", "count"}}, {"4", []string{"count"}}} {
+		cfg := loadConfig(t, dir, "output: out\ninput: {paths: [.]}\ntokenize: {max_vocab: 40}\ncount: {window: "+c.window+"}\nskip_fit: true\n")
+		rep, err := Run(context.Background(), cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(rep.Ran, c.ran) {
+			t.Errorf("window %s: ran %v, want %v", c.window, rep.Ran, c.ran)
+		}
+	}
+	man, err := readManifest(filepath.Join(dir, "out", ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := man.find("tokenize")
+	if rec == nil {
+		t.Fatal("no tokenize record")
+	}
+	if len(rec.Inputs) != 1 || filepath.Base(rec.Inputs[0].Path) != "austen.txt" {
+		t.Errorf("tokenize's inputs: %+v, want austen.txt alone", rec.Inputs)
+	}
+
+	// The corpus directory as the output: refused, and left as it was.
+	cfg := loadConfig(t, dir, "output: .\ninput: {paths: [.]}\nskip_fit: true\n")
+	if _, err := Run(context.Background(), cfg, Options{}); !errors.Is(err, input.ErrSkippedDir) {
+		t.Errorf("the corpus directory as output: %v, want ErrSkippedDir", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, runlock.File)); !os.IsNotExist(err) {
+		t.Errorf("the refused run left its lock file in the corpus (%v)", err)
+	}
 }

@@ -35,10 +35,10 @@ type TextInput struct {
 	TextField string `json:"text_field,omitempty" yaml:"text_field"`
 	// TextColumn names the Parquet column holding the text.
 	TextColumn string `json:"text_column,omitempty" yaml:"text_column"`
-	// SkipDirs are directories that the walks of Paths leave out: pwe
-	// run's output directory. Not a setting of the corpus, so not
-	// recorded.
-	SkipDirs []string `json:"-" yaml:"-"`
+	// Skip names directories and files that the walks of Paths (and their
+	// patterns) leave out: pwe run's output directory and its
+	// configuration file. Not a setting of the corpus, so not recorded.
+	Skip []string `json:"-" yaml:"-"`
 	// TempDir is where a zip archive on standard input or compressed is
 	// copied to be read (the stage's --temp-dir); not recorded either.
 	TempDir string `json:"-" yaml:"-"`
@@ -75,7 +75,7 @@ func (t TextInput) open(p ReadProgress, others []string, outputs ...string) (*in
 	if err != nil {
 		return nil, 0, err
 	}
-	paths, err := input.ExpandSkipping(t.Paths, t.SkipDirs...)
+	paths, err := input.ExpandSkipping(t.Paths, t.Skip...)
 	if err != nil {
 		return nil, 0, err
 	}

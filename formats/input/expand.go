@@ -22,16 +22,17 @@ import (
 // naming the argument.
 func Expand(args []string) ([]string, error) { return ExpandSkipping(args) }
 
-// ExpandSkipping is Expand with directories that the walks leave out: a
-// run's output directory, whose files would otherwise become the next
-// run's corpus when the input is a directory above it. Naming a skipped
-// directory itself is an error (ErrSkippedDir), a pattern matching it
-// passes over it, and a file named inside it is taken as given.
-// Directories that do not exist are ignored.
+// ExpandSkipping is Expand with directories and files that the walks
+// leave out: a run's output directory, whose files would otherwise become
+// the next run's corpus when the input is a directory above it, and its
+// configuration file. Naming a skipped directory itself is an error
+// (ErrSkippedDir), a pattern matching it passes over it, and a file named
+// inside it is taken as given; so is a skipped file named itself. Paths
+// that do not exist are ignored.
 func ExpandSkipping(args []string, skip ...string) ([]string, error) {
 	var skipped []fs.FileInfo
 	for _, d := range skip {
-		if info, err := os.Stat(d); err == nil && info.IsDir() {
+		if info, err := os.Stat(d); err == nil {
 			skipped = append(skipped, info)
 		}
 	}
@@ -80,7 +81,7 @@ func ExpandSkipping(args []string, skip ...string) ([]string, error) {
 			if err != nil {
 				return nil, &ParseError{Path: m, Err: unwrapPathError(err)}
 			}
-			if info.IsDir() && isSkipped(skipped, info) {
+			if isSkipped(skipped, info) {
 				continue // not named, only matched
 			}
 			if out, err = appendPath(out, m, info, skipped); err != nil {
@@ -93,6 +94,16 @@ func ExpandSkipping(args []string, skip ...string) ([]string, error) {
 
 func isSkipped(skipped []fs.FileInfo, info fs.FileInfo) bool {
 	return slices.ContainsFunc(skipped, func(s fs.FileInfo) bool { return os.SameFile(s, info) })
+}
+
+// skippedFile reports whether a file met in a walk is a skipped one, by
+// its name first, so that a walk does not stat every file.
+func skippedFile(skipped []fs.FileInfo, path string, d fs.DirEntry) bool {
+	if !slices.ContainsFunc(skipped, func(s fs.FileInfo) bool { return s.Name() == d.Name() }) {
+		return false
+	}
+	info, err := os.Stat(path)
+	return err == nil && isSkipped(skipped, info)
 }
 
 func appendPath(out []string, path string, info fs.FileInfo, skipped []fs.FileInfo) ([]string, error) {
@@ -142,6 +153,9 @@ func walkFiles(root string, skipped []fs.FileInfo, dir func(path string) bool, f
 			if !dir(p) {
 				return filepath.SkipDir
 			}
+			return nil
+		}
+		if len(skipped) > 0 && skippedFile(skipped, p, d) {
 			return nil
 		}
 		switch {

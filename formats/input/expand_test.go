@@ -117,6 +117,22 @@ func TestExpandSkipping(t *testing.T) {
 	}
 }
 
+// TestExpandSkippingFile leaves a file (pwe run's configuration, in the
+// corpus directory) out of walks, patterns and "**" patterns, and takes it
+// when it is named itself.
+func TestExpandSkippingFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a.txt", "run.yaml", "sub/run.yaml"} {
+		writeFile(t, dir, name, []byte("text\n"))
+	}
+	p := func(name string) string { return filepath.Join(dir, name) }
+	got, err := ExpandSkipping([]string{dir, p("*"), p("**/*.yaml"), p("run.yaml")}, p("run.yaml"))
+	want := []string{p("a.txt"), p("sub/run.yaml"), p("a.txt"), p("sub/run.yaml"), p("sub/run.yaml"), p("run.yaml")}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("got  %q, %v\nwant %q", got, err, want)
+	}
+}
+
 // TestExpandGlobStar checks patterns whose "**" segments match any number
 // of directories, against the files a walk of the tree keeps.
 func TestExpandGlobStar(t *testing.T) {
