@@ -126,7 +126,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		}
 		inputs, err := cache.fingerprints(st.inputs)
 		if err != nil {
-			return rep, fmt.Errorf("%s: %w", st.name, err)
+			return rep, &StageError{Stage: st.name, Err: err}
 		}
 		settings, err := json.Marshal(st.settings)
 		if err != nil {
@@ -152,11 +152,11 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 			err = publish(st, cfg.staging(st.name))
 		}
 		if err != nil {
-			return rep, fmt.Errorf("%s: %w", st.name, err)
+			return rep, &StageError{Stage: st.name, Err: err}
 		}
 		outputs, err := cache.fingerprints(st.outputs)
 		if err != nil {
-			return rep, fmt.Errorf("%s: %w", st.name, err)
+			return rep, &StageError{Stage: st.name, Err: err}
 		}
 		// A fit that now writes only the MAP leaves no draws of the fit
 		// before it; nor, once the configuration has no summarize, the
@@ -195,6 +195,17 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	}
 	return rep, nil
 }
+
+// StageError is the error of a run's stage; its message is the stage's
+// name and the error, and in a JSON log the record of the error names the
+// stage as the stage's own records do.
+type StageError struct {
+	Stage string
+	Err   error
+}
+
+func (e *StageError) Error() string { return e.Stage + ": " + e.Err.Error() }
+func (e *StageError) Unwrap() error { return e.Err }
 
 // staging is the directory of a stage's outputs before they are published.
 // It does not depend on the run, so a stage interrupted and run again

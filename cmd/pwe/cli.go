@@ -59,6 +59,10 @@ func exitCode(err error, log *slog.Logger) int {
 		log.Error("interrupted")
 		return exitRuntime
 	default:
+		var se *pipeline.StageError
+		if errors.As(err, &se) {
+			log = log.With(pipeline.StageKey, se.Stage)
+		}
 		log.Error(err.Error())
 		return exitRuntime
 	}

@@ -209,3 +209,26 @@ func TestLimitThreads(t *testing.T) {
 		t.Errorf("tokenize --threads 100000: exit %d, GOMAXPROCS %d, want %d\n%s", code, runtime.GOMAXPROCS(0), defaultProcs, stderr)
 	}
 }
+
+// TestRunErrorNamesStage: in a JSON log, the error of a run's stage names
+// the stage, as the stage's other records do.
+func TestRunErrorNamesStage(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus.txt.gz")
+	if err := os.WriteFile(corpus, []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3}, 0o644); err != nil { // a gzip header and nothing else
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "run.yaml")
+	if err := os.WriteFile(config, []byte("output: out\ninput: {paths: [corpus.txt.gz]}\nskip_fit: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runPwe("run", config, "--log-format", "json")
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatalf("%v: %q", err, stderr)
+	}
+	if code != exitRuntime || last["level"] != "ERROR" || last["stage"] != "tokenize" || !strings.Contains(fmt.Sprint(last["msg"]), "corpus.txt.gz") {
+		t.Errorf("exit %d, last record %v; want an error of stage tokenize naming the file", code, last)
+	}
+}
