@@ -157,12 +157,21 @@ func TestRunFitProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	const total = 2 * (20 + 20) // chains x (warmup + draws) of config
-	rec, ok := lastProgress(t, log.Bytes())["fit"]
+	last := lastProgress(t, log.Bytes())
+	rec, ok := last["fit sweeps"]
 	if !ok {
 		t.Fatalf("no fit progress record in\n%s", log.String())
 	}
-	if p := rec.Progress; p.Unit != "sweeps" || p.Total != total || p.Done != total {
-		t.Errorf("last fit progress %+v; want %d of %d sweeps", *p, total, total)
+	if p := rec.Progress; p.Total != total || p.Done != total {
+		t.Errorf("last fit progress in sweeps %+v; want %d of %d", *p, total, total)
+	}
+	// Then the summary, a row of summary.parquet a coordinate.
+	summary, _, err := formats.ReadAll[formats.SummaryRow](filepath.Join(cfg.Output, FitDir, stages.SummaryFile), formats.SchemaSummary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := last["fit"].Progress; p.Unit != "coordinates summarized" || p.Total != int64(len(summary)) || p.Done != p.Total {
+		t.Errorf("last fit progress %+v; want %d of %d coordinates summarized", *p, len(summary), len(summary))
 	}
 	if got := sweeps.Load(); got != total {
 		t.Errorf("OnSweep saw %d sweeps, want %d", got, total)

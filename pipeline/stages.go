@@ -161,10 +161,26 @@ func Fit(ctx context.Context, r *Reporter, cfg stages.FitConfig) (stages.FitStat
 			count(chain, sweep)
 		}
 	}, cfg.OnSweep)
+	// The summary reads the draws back after the sweeps.
+	var summ *Progress
+	onSummarized := cfg.OnSummarized
+	cfg.OnSummarized = func(done, total int) {
+		if summ == nil {
+			mp.Done()
+			ap.Done()
+			sp.Done()
+			summ = r.Progress("fit", "coordinates summarized", int64(total))
+		}
+		summ.Add(int64(done) - summ.Count())
+		if onSummarized != nil {
+			onSummarized(done, total)
+		}
+	}
 	st, err := stages.Fit(ctx, cfg)
 	mp.Done()
 	ap.Done()
 	sp.Done()
+	summ.Done()
 	log := r.Stage("fit")
 	for _, w := range st.Warnings {
 		log.Warn(w)

@@ -113,6 +113,10 @@ type FitConfig struct {
 	// OnSweep, if set, is called after every sweep of every chain, from the
 	// chain's goroutine, for progress reports.
 	OnSweep func(chain, sweep int) `json:"-" yaml:"-"`
+	// OnSummarized, if set, is called as the summary of the draws is
+	// written, with the coordinates done so far and their total: on a large
+	// fit it reads the draws back block by block for minutes.
+	OnSummarized func(done, total int) `json:"-" yaml:"-"`
 	// OnMAPEval, if set, is called after every evaluation of the log
 	// posterior's gradient while the MAP is sought, for progress reports.
 	OnMAPEval func() `json:"-" yaml:"-"`

@@ -186,6 +186,11 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 	}
 	defer w.Abort()
 	var conv convergence
+	progress := func(int, int) {}
+	if cfg.OnSummarized != nil {
+		progress = cfg.OnSummarized
+	}
+	progress(0, len(free))
 	for start := 0; start < len(free); start += block {
 		coords := free[start:min(start+block, len(free))]
 		lo, hi := coords[0], coords[len(coords)-1]+1
@@ -217,6 +222,7 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 		if err := w.Write(rows[:len(coords)]); err != nil {
 			return err
 		}
+		progress(start+len(coords), len(free))
 	}
 	if conv.haveESS {
 		stats.MaxRhat, stats.MinESSBulk = conv.worstRhat.Rhat, conv.worstESS.ESSBulk
