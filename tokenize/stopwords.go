@@ -26,7 +26,7 @@ func (e *StopwordError) Unwrap() error { return e.Err }
 
 // ReadStopwords reads a stop-word list: one word per line, with everything
 // from a '#' to the end of the line a comment and surrounding white space
-// ignored. Words are returned as written; [New] folds them along with the
+// (and a byte-order mark at the start) ignored. Words are returned as written; [New] folds them along with the
 // tokens. A line holding white space inside the word or malformed UTF-8 is
 // an error (a *StopwordError wrapping ErrStopword); the caller adds the file
 // name.
@@ -37,6 +37,11 @@ func ReadStopwords(r io.Reader) (map[string]struct{}, error) {
 	for sc.Scan() {
 		line++
 		text := sc.Bytes()
+		if line == 1 {
+			// A byte-order mark, as Windows editors write, is not part of
+			// the first word, as the corpus readers drop it from a text.
+			text = bytes.TrimPrefix(text, []byte("\uFEFF"))
+		}
 		if k := bytes.IndexByte(text, '#'); k >= 0 {
 			text = text[:k]
 		}

@@ -171,14 +171,18 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func TestReadStopwords(t *testing.T) {
-	in := "# English\nthe\n  A  \n\nof # preposition\nStraße\r\n"
-	got, err := ReadStopwords(strings.NewReader(in))
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]struct{}{"the": {}, "A": {}, "of": {}, "Straße": {}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("ReadStopwords = %v, want %v", got, want)
+	for _, in := range []string{
+		"# English\nthe\n  A  \n\nof # preposition\nStraße\r\n",
+		"\uFEFFthe\r\nA\r\nof\r\nStraße\r\n", // from a Windows editor
+	} {
+		got, err := ReadStopwords(strings.NewReader(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("ReadStopwords(%q) = %q, want %q", in, got, want)
+		}
 	}
 	for _, c := range []struct {
 		in   string
@@ -193,7 +197,7 @@ func TestReadStopwords(t *testing.T) {
 			t.Errorf("ReadStopwords(%q): error %v, want a StopwordError on line %d", c.in, err, c.line)
 		}
 	}
-	_, err = ReadStopwords(strings.NewReader("a\n" + strings.Repeat("x", 1<<17)))
+	_, err := ReadStopwords(strings.NewReader("a\n" + strings.Repeat("x", 1<<17)))
 	var se *StopwordError
 	if !errors.As(err, &se) || se.Line != 2 {
 		t.Errorf("over-long line: error %v, want a StopwordError on line 2", err)
