@@ -73,6 +73,7 @@ func ExpandSkipping(args []string, skip ...string) ([]string, error) {
 		if gerr != nil {
 			return nil, &ParseError{Path: arg, Err: gerr}
 		}
+		matches = slices.DeleteFunc(matches, func(m string) bool { return hiddenMatch(arg, m) })
 		if len(matches) == 0 {
 			return nil, &ParseError{Path: arg, Err: ErrNoMatch}
 		}
@@ -90,6 +91,24 @@ func ExpandSkipping(args []string, skip ...string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// hiddenMatch reports whether match, a match of pattern, has a hidden name
+// (one beginning with '.') where the pattern's segment does not begin with
+// '.': filepath.Glob's '*' matches such names, but the shell's, Python's
+// glob and pwe's walks and "**" leave them out.
+func hiddenMatch(pattern, match string) bool {
+	sep := string(filepath.Separator)
+	ps, ms := strings.Split(filepath.Clean(pattern), sep), strings.Split(filepath.Clean(match), sep)
+	if len(ps) != len(ms) {
+		return false
+	}
+	for i, name := range ms {
+		if strings.HasPrefix(name, ".") && name != "." && name != ".." && !strings.HasPrefix(ps[i], ".") {
+			return true
+		}
+	}
+	return false
 }
 
 func isSkipped(skipped []fs.FileInfo, info fs.FileInfo) bool {

@@ -225,3 +225,30 @@ func TestExpandGlobStar(t *testing.T) {
 		wantParseError(t, err, c.pattern, 0, c.target)
 	}
 }
+
+// TestExpandGlobHidden: a pattern's wildcards do not match hidden names,
+// as in the shell and Python's glob (and in pwe's walks and "**"), unless
+// the pattern's segment begins with '.'.
+func TestExpandGlobHidden(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"top.txt", "a/mid.txt", "a/.hf.txt", ".h/hid.txt"} {
+		writeFile(t, dir, name, []byte("text\n"))
+	}
+	p := func(name string) string { return filepath.Join(dir, name) }
+	for pattern, want := range map[string][]string{
+		"a/*.txt":   {p("a/mid.txt")},
+		"[a]/*.txt": {p("a/mid.txt")},
+		"*":         {p("a/mid.txt"), p("top.txt")},
+		"a/.h*.txt": {p("a/.hf.txt")},
+		".h/*":      {p(".h/hid.txt")},
+		"*/*.txt":   {p("a/mid.txt")},
+	} {
+		got, err := Expand([]string{p(pattern)})
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: got %q, %v; want %q", pattern, got, err, want)
+		}
+	}
+	if _, err := Expand([]string{p("a/*hf.txt")}); !errors.Is(err, ErrNoMatch) {
+		t.Errorf("a pattern matching only a hidden file: %v, want ErrNoMatch", err)
+	}
+}
