@@ -251,6 +251,9 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	if err := cfg.Validate(); err != nil {
 		return CountStats{}, err
 	}
+	if err := outputsNotDirs(cfg.Output); err != nil {
+		return CountStats{}, err
+	}
 	cc, err := cfg.counterConfig()
 	if err != nil {
 		return CountStats{}, err

@@ -7,11 +7,27 @@ import (
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/internal/atomicfile"
 )
 
 // StdioPath, as an input or output path, means standard input or output:
 // vocabularies and counts then travel as Arrow IPC streams.
 const StdioPath = "-"
+
+// outputsNotDirs refuses output paths that name directories before a stage
+// reads its inputs, rather than after them, when the file could not take
+// the directory's place.
+func outputsNotDirs(paths ...string) error {
+	for _, p := range paths {
+		if p == "" || p == StdioPath {
+			continue
+		}
+		if err := atomicfile.NotDir(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // stdinName names standard input in messages; fingerprints record its path
 // as "-".

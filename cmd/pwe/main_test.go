@@ -24,6 +24,7 @@ func runPwe(args ...string) (stdout, stderr string, code int) {
 }
 
 func TestExitCodes(t *testing.T) {
+	outDir := t.TempDir()
 	cases := []struct {
 		args []string
 		code int
@@ -47,6 +48,11 @@ func TestExitCodes(t *testing.T) {
 			"--negatives", "0", "--seed", "0", "--subsample", "0", "--threads", "0"}, exitRuntime, "/no/v.parquet"},
 		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(t.TempDir(), "v.parquet")}, exitRuntime, "/no/such/file.txt"},
 		{[]string{"inspect", "/no/such.parquet"}, exitRuntime, "no/such.parquet"},
+		// An output that names a directory is refused before the inputs are
+		// read (these do not exist).
+		{[]string{"tokenize", "/no/such/file.txt", "-o", outDir}, exitRuntime, outDir + " is a directory, not a file to write"},
+		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(outDir, "v.parquet"), "--tokens", outDir}, exitRuntime, outDir + " is a directory"},
+		{[]string{"count", "/no/such.txt", "--vocab", "/no/v.parquet", "-o", outDir}, exitRuntime, outDir + " is a directory, not a file to write"},
 		{[]string{"version"}, exitOK, ""},
 	}
 	for _, c := range cases {

@@ -49,6 +49,9 @@ func (f *File) Write(b []byte) (int, error) {
 // missing, and is named
 // ".<base>.tmp-<random>" so that globs on the final names skip it.
 func Create(path string) (*File, error) {
+	if err := NotDir(path); err != nil {
+		return nil, err
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -61,6 +64,16 @@ func Create(path string) (*File, error) {
 		return nil, fmt.Errorf("creating %s: %w", path, err)
 	}
 	return &File{File: f, final: path}, nil
+}
+
+// NotDir returns an error if path names an existing directory, which the
+// file could not replace: a stage checks its outputs so before it reads
+// its inputs, rather than fail at the rename after them.
+func NotDir(path string) error {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return fmt.Errorf("%s is a directory, not a file to write", path)
+	}
+	return nil
 }
 
 // createTemp creates a new file in dir named prefix and a random number. Its
