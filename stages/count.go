@@ -254,6 +254,9 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 	if err := outputsNotDirs(cfg.Output); err != nil {
 		return CountStats{}, err
 	}
+	if err := makeTempDir(cfg.TempDir); err != nil {
+		return CountStats{}, err
+	}
 	cc, err := cfg.counterConfig()
 	if err != nil {
 		return CountStats{}, err

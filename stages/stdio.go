@@ -14,6 +14,16 @@ import (
 // vocabularies and counts then travel as Arrow IPC streams.
 const StdioPath = "-"
 
+// makeTempDir makes the directory that spills go to, if missing, as fit
+// makes its own, when a stage starts: a --temp-dir that cannot be made or
+// is a file fails then, not at the first spill.
+func makeTempDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("temporary directory: %w", err)
+	}
+	return nil
+}
+
 // outputsNotDirs refuses output paths that name directories before a stage
 // reads its inputs, rather than after them, when the file could not take
 // the directory's place.

@@ -151,6 +151,9 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	if err := outputsNotDirs(cfg.Output, cfg.Tokens); err != nil {
 		return TokenizeStats{}, err
 	}
+	if err := makeTempDir(cfg.TempDir); err != nil {
+		return TokenizeStats{}, err
+	}
 	defer hugeHeap(cfg.Memory)()
 	cfg.Input.TempDir = cfg.TempDir
 	r, size, err := cfg.Input.open(cfg.Progress, []string{stopwords}, cfg.Output, cfg.Tokens)

@@ -21,6 +21,9 @@ func init() {
 				if len(args) != 1 {
 					return usagef("inspect: want one file, got %d arguments", len(args))
 				}
+				if *rows < -1 {
+					return usagef("inspect: --rows %d: want a count of rows, or -1 for all", *rows)
+				}
 				if args[0] == stages.StdioPath {
 					return formats.DumpStream(e.stdout, os.Stdin, "stdin", formats.DumpOptions{Rows: *rows})
 				}

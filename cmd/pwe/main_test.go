@@ -25,6 +25,10 @@ func runPwe(args ...string) (stdout, stderr string, code int) {
 
 func TestExitCodes(t *testing.T) {
 	outDir := t.TempDir()
+	tempFile := filepath.Join(outDir, "file")
+	if err := os.WriteFile(tempFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		code int
@@ -48,11 +52,15 @@ func TestExitCodes(t *testing.T) {
 			"--negatives", "0", "--seed", "0", "--subsample", "0", "--threads", "0"}, exitRuntime, "/no/v.parquet"},
 		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(t.TempDir(), "v.parquet")}, exitRuntime, "/no/such/file.txt"},
 		{[]string{"inspect", "/no/such.parquet"}, exitRuntime, "no/such.parquet"},
+		{[]string{"inspect", "/no/such.parquet", "--rows", "-2"}, exitUsage, "--rows -2: want a count of rows, or -1 for all"},
 		// An output that names a directory is refused before the inputs are
 		// read (these do not exist).
 		{[]string{"tokenize", "/no/such/file.txt", "-o", outDir}, exitRuntime, outDir + " is a directory, not a file to write"},
 		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(outDir, "v.parquet"), "--tokens", outDir}, exitRuntime, outDir + " is a directory"},
 		{[]string{"count", "/no/such.txt", "--vocab", "/no/v.parquet", "-o", outDir}, exitRuntime, outDir + " is a directory, not a file to write"},
+		// So is a temporary directory that cannot be made (here, below a file).
+		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(outDir, "v.parquet"), "--temp-dir", filepath.Join(tempFile, "sub")}, exitRuntime, "temporary directory: mkdir " + tempFile},
+		{[]string{"count", "/no/such.txt", "--vocab", "/no/v.parquet", "-o", filepath.Join(outDir, "c.parquet"), "--temp-dir", filepath.Join(tempFile, "sub")}, exitRuntime, "temporary directory: mkdir " + tempFile},
 		{[]string{"version"}, exitOK, ""},
 	}
 	for _, c := range cases {

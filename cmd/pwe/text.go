@@ -59,7 +59,7 @@ the vocabulary unchanged.`,
 			fs.Int64Var(&cfg.MinCount, "min-count", 1, "drop tokens seen fewer than `n` times")
 			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core), as many as --memory holds; the vocabulary and token stream do not depend on it")
 			fs.Var(&memory, "memory", "memory `budget` for the tables of distinct tokens and the threads' text in flight, e.g. 256MiB")
-			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled counts, and for a zip archive read from standard input or compressed (default: the system's)")
+			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled counts, and for a zip archive read from standard input or compressed (default: the system's; made if missing)")
 			return func(ctx context.Context, args []string) error {
 				cfg.Input.Paths = args
 				cfg.Stdout = e.stdout
@@ -112,7 +112,7 @@ same.`,
 			fs.BoolVar(&cfg.ForceExpected, "force", false, "allow expected negatives above the vocabulary limit")
 			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed` for subsampling and negatives")
 			fs.Var(&memory, "memory", "memory `budget` for counting (the documents kept, or pair tables), e.g. 256MiB")
-			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled runs, and for a zip archive read from standard input or compressed (default: the system's)")
+			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled runs, and for a zip archive read from standard input or compressed (default: the system's; made if missing)")
 			fs.IntVar(&cfg.Threads, "threads", 0, "`threads`: cores used (0: every core), as many as --memory holds; the output does not depend on it")
 			return func(ctx context.Context, args []string) error {
 				cfg.Input.Paths = args
