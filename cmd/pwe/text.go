@@ -103,7 +103,7 @@ same.`,
 			fs.StringVar(&cfg.Output, "o", "", "output `counts.parquet` (-: an Arrow stream on stdout)")
 			fs.StringVar(&cfg.Append, "append", "", "add the counts to those in `counts.parquet` (same vocabulary and settings; -o may name the same file)")
 			fs.IntVar(&cfg.Window, "window", 5, "symmetric window of `W` tokens on each side")
-			fs.StringVar(&cfg.Weighting, "weights", "uniform", "window `weights`: uniform, linear (word2vec's expected random window) or harmonic (1/distance, GloVe)")
+			fs.StringVar(&cfg.Weighting, "weights", "uniform", "window `weights`: uniform, linear (word2vec's expected random window) or harmonic (1/distance, GloVe; windows up to 22)")
 			fs.StringVar(&cfg.OOV, "oov", "drop", "out-of-vocabulary tokens: `drop` before windowing, or keep as gaps")
 			fs.Float64Var(&cfg.Subsample, "subsample", 0, "word2vec subsampling threshold `t` (0: off; 1e-5 is usual)")
 			fs.IntVar(&negatives, "negatives", 1, "negative samples `K` per positive pair")
