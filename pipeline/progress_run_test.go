@@ -145,11 +145,12 @@ func TestRunMovieLensProgress(t *testing.T) {
 }
 
 // TestRunFitProgress checks that pwe run reports the fit in sweeps, up to
-// the total of every chain's warmup and draws, and that a library
-// caller's OnSweep still sees every sweep.
+// the total of every chain's warmup and draws, then the summary of its
+// coordinates, and summarize in draws, and that a library caller's OnSweep
+// still sees every sweep.
 func TestRunFitProgress(t *testing.T) {
 	dir := t.TempDir()
-	cfg := loadConfig(t, dir, config)
+	cfg := loadConfig(t, dir, config+"summarize: {pairs_all_among: [the, and]}\n")
 	var sweeps atomic.Int64
 	cfg.Fit.OnSweep = func(int, int) { sweeps.Add(1) }
 	var log bytes.Buffer
@@ -172,6 +173,10 @@ func TestRunFitProgress(t *testing.T) {
 	}
 	if p := last["fit"].Progress; p.Unit != "coordinates summarized" || p.Total != int64(len(summary)) || p.Done != p.Total {
 		t.Errorf("last fit progress %+v; want %d of %d coordinates summarized", *p, len(summary), len(summary))
+	}
+	// Then summarize, in draws: every chain's.
+	if p := last["summarize"].Progress; p == nil || p.Unit != "draws" || p.Total != 2*20 || p.Done != p.Total {
+		t.Errorf("last summarize progress %+v; want 40 of 40 draws", p)
 	}
 	if got := sweeps.Load(); got != total {
 		t.Errorf("OnSweep saw %d sweeps, want %d", got, total)

@@ -356,7 +356,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 		}
 		plan = append(plan, stage{
 			name: "summarize", settings: sm, inputs: ins, outputs: summarized,
-			run: func(ctx context.Context) (any, error) { return stages.Summarize(ctx, sm) },
+			run: func(ctx context.Context) (any, error) { return Summarize(ctx, opt.Reporter, sm) },
 		})
 	}
 	if c.Report != "" {

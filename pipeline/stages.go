@@ -188,6 +188,24 @@ func Fit(ctx context.Context, r *Reporter, cfg stages.FitConfig) (stages.FitStat
 	return st, err
 }
 
+// Summarize runs stages.Summarize, reporting the draws it reads.
+func Summarize(ctx context.Context, r *Reporter, cfg stages.SummarizeConfig) (stages.SummarizeStats, error) {
+	var p *Progress
+	onDraw := cfg.OnDraw
+	cfg.OnDraw = func(done, total int) {
+		if p == nil {
+			p = r.Progress("summarize", "draws", int64(total))
+		}
+		p.Add(int64(done) - p.Count())
+		if onDraw != nil {
+			onDraw(done, total)
+		}
+	}
+	st, err := stages.Summarize(ctx, cfg)
+	p.Done()
+	return st, err
+}
+
 // chainSweeps calls both sweep hooks: a library caller's Fit.OnSweep
 // survives the progress report's.
 func chainSweeps(a, b func(chain, sweep int)) func(chain, sweep int) {

@@ -127,8 +127,13 @@ func TestArchiveCorpus(t *testing.T) {
 	if left, err := os.ReadDir(temp); err != nil || len(left) != 0 {
 		t.Errorf("left in --temp-dir: %v %v", left, err)
 	}
-	// The copy goes to --temp-dir: where there is none, the error says so.
-	nowhere := filepath.Join(dir, "no-such-dir")
+	// The copy goes to --temp-dir: where there can be none (below a file),
+	// the error says so.
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nowhere := filepath.Join(file, "no-such-dir")
 	_, err = Tokenize(context.Background(), TokenizeConfig{Input: TextInput{Paths: []string{zipGz}}, MaxVocab: 300, Output: filepath.Join(dir, "v.parquet"), TempDir: nowhere})
 	if err == nil || !strings.Contains(err.Error(), nowhere) {
 		t.Errorf("tokenize with --temp-dir %s: %v", nowhere, err)

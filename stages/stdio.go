@@ -19,7 +19,7 @@ const StdioPath = "-"
 // is a file fails then, not at the first spill.
 func makeTempDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("temporary directory: %w", err)
+		return fmt.Errorf("temporary directory %s: %w", dir, err)
 	}
 	return nil
 }

@@ -50,6 +50,9 @@ type SummarizeConfig struct {
 	Output string `json:"-" yaml:"-"`
 	// Threads summarise quantities in parallel (0: every core).
 	Threads int `json:"-" yaml:"-"`
+	// OnDraw, if set, is called after each draw read, with the draws read
+	// and their total, for progress reports.
+	OnDraw func(done, total int) `json:"-" yaml:"-"`
 }
 
 // WithDefaults fills unset fields.
@@ -150,7 +153,12 @@ func Summarize(ctx context.Context, cfg SummarizeConfig) (SummarizeStats, error)
 	nb := newNeighbourPass(queries, len(ds.ids), cfg.Top, kind, ds.r.NumDraws())
 	var pairVals []float64 // draw after draw, PairQuantities per pair
 	per := posterior.PairQuantities * len(pairs)
-	for ds.Next() {
+	onDraw := func(int, int) {}
+	if cfg.OnDraw != nil {
+		onDraw = cfg.OnDraw
+	}
+	for read := 0; ds.Next(); read++ {
+		onDraw(read, ds.r.NumDraws())
 		if err := ctx.Err(); err != nil {
 			return SummarizeStats{}, err
 		}
@@ -167,6 +175,7 @@ func Summarize(ctx context.Context, cfg SummarizeConfig) (SummarizeStats, error)
 	if err := ds.Err(); err != nil {
 		return SummarizeStats{}, err
 	}
+	onDraw(ds.r.NumDraws(), ds.r.NumDraws())
 	chains, n, err := ds.DrawsPerChain()
 	if err != nil {
 		return SummarizeStats{}, err

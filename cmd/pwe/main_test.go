@@ -59,8 +59,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(outDir, "v.parquet"), "--tokens", outDir}, exitRuntime, outDir + " is a directory"},
 		{[]string{"count", "/no/such.txt", "--vocab", "/no/v.parquet", "-o", outDir}, exitRuntime, outDir + " is a directory, not a file to write"},
 		// So is a temporary directory that cannot be made (here, below a file).
-		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(outDir, "v.parquet"), "--temp-dir", filepath.Join(tempFile, "sub")}, exitRuntime, "temporary directory: mkdir " + tempFile},
-		{[]string{"count", "/no/such.txt", "--vocab", "/no/v.parquet", "-o", filepath.Join(outDir, "c.parquet"), "--temp-dir", filepath.Join(tempFile, "sub")}, exitRuntime, "temporary directory: mkdir " + tempFile},
+		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(outDir, "v.parquet"), "--temp-dir", filepath.Join(tempFile, "sub")}, exitRuntime, "temporary directory " + filepath.Join(tempFile, "sub") + ": mkdir " + tempFile},
+		{[]string{"count", "/no/such.txt", "--vocab", "/no/v.parquet", "-o", filepath.Join(outDir, "c.parquet"), "--temp-dir", filepath.Join(tempFile, "sub")}, exitRuntime, "temporary directory " + filepath.Join(tempFile, "sub") + ": mkdir " + tempFile},
 		{[]string{"version"}, exitOK, ""},
 	}
 	for _, c := range cases {

@@ -57,7 +57,7 @@ the top K, rank and cosine quantiles). TOKENS is a comma-separated list or
 					return fmt.Errorf("summarize: %w", err)
 				}
 				defer release()
-				st, err := stages.Summarize(ctx, cfg)
+				st, err := pipeline.Summarize(ctx, e.rep, cfg)
 				if err != nil {
 					return fmt.Errorf("summarize: %w", err)
 				}
