@@ -360,3 +360,28 @@ func TestFitWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestFitFewDraws: from too few draws for the bulk ESS the fit still
+// records the largest R-hat, which is then not 0, and from too few for
+// R-hat it records neither and warns that convergence is unknown.
+func TestFitFewDraws(t *testing.T) {
+	dir := t.TempDir()
+	vocab, counts := countFixture(t, dir, 30)
+	for _, c := range []struct {
+		draws      int
+		rhat, ess  bool
+		unknownMsg bool
+	}{{2, false, false, true}, {5, true, false, false}, {40, true, true, false}} {
+		cfg := smallFit(vocab, counts, filepath.Join(dir, fmt.Sprint("fit", c.draws)))
+		cfg.Draws = c.draws
+		st, err := Fit(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unknown := slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "convergence is unknown") })
+		if (st.MaxRhat > 0) != c.rhat || (st.MinESSBulk > 0) != c.ess || unknown != c.unknownMsg {
+			t.Errorf("%d draws: max R-hat %v, min ESS %v, warnings %q; want R-hat %v, ESS %v, unknown %v",
+				c.draws, st.MaxRhat, st.MinESSBulk, st.Warnings, c.rhat, c.ess, c.unknownMsg)
+		}
+	}
+}

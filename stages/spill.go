@@ -224,11 +224,20 @@ func writeSummary(path string, s *spill, free []int, tokens []string, cfg FitCon
 		}
 		progress(start+len(coords), len(free))
 	}
-	if conv.haveESS {
-		stats.MaxRhat, stats.MinESSBulk = conv.worstRhat.Rhat, conv.worstESS.ESSBulk
+	// R-hat is defined from fewer draws than the bulk ESS: each is
+	// recorded where it is, the largest R-hat even when no ESS is.
+	if conv.worstRhat.Rhat > 0 {
+		stats.MaxRhat = conv.worstRhat.Rhat
 	}
-	if msg := conv.warning(chains); msg != "" && cfg.Method == "gibbs" {
-		stats.Warnings = append(stats.Warnings, msg)
+	if conv.haveESS {
+		stats.MinESSBulk = conv.worstESS.ESSBulk
+	}
+	if cfg.Method == "gibbs" {
+		if msg := conv.warning(chains); msg != "" {
+			stats.Warnings = append(stats.Warnings, msg)
+		} else if stats.MaxRhat == 0 {
+			stats.Warnings = append(stats.Warnings, fmt.Sprintf("R-hat and ESS cannot be computed from %d draws per chain, so the chains' convergence is unknown: give more --draws", n))
+		}
 	}
 	return w.Close()
 }
