@@ -597,13 +597,21 @@ func (r *gibbsRun) gibbs(ctx context.Context, data *posterior.Data, m *posterior
 	return sp.flush()
 }
 
-// finish removes the checkpoint once the outputs are written.
+// finish removes the checkpoint once the outputs are written. A fit that
+// kept none (another method, or checkpoints off) removes the checkpoint of
+// an interrupted fit in its directory, with its spill files, which it has
+// replaced: they would otherwise stay for good.
 func (r *gibbsRun) finish() error {
 	r.finished = true
-	if r.dir == "" {
-		return nil
+	dir := r.dir
+	if dir == "" {
+		if !HasCheckpoint(r.cfg.Output) {
+			return nil
+		}
+		dir = filepath.Join(r.cfg.Output, CheckpointDir)
+		removeStaleSpills(dir)
 	}
-	return os.RemoveAll(r.dir)
+	return os.RemoveAll(dir)
 }
 
 // release closes the spill, and removes it unless an unfinished

@@ -275,6 +275,8 @@ func (c FitConfig) Validate() error {
 		return fmt.Errorf("draws-layout %q, want vector or long", c.DrawsLayout)
 	case c.Resume && c.CheckpointInterval == NoCheckpoints:
 		return errors.New("resume needs checkpoints; drop --checkpoint-every 0")
+	case c.Resume && c.Method != "gibbs":
+		return fmt.Errorf("resume continues an interrupted Gibbs fit, and method %s keeps no checkpoint; drop --resume to fit anew", c.Method)
 	case c.CheckpointEvery < 0 || c.CheckpointInterval < 0 && c.CheckpointInterval != NoCheckpoints:
 		return fmt.Errorf("checkpoint every %d sweeps or %v is negative", c.CheckpointEvery, c.CheckpointInterval)
 	case c.Memory < 1<<20:
@@ -402,7 +404,10 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 		return writeVectors(filepath.Join(cfg.Output, MapFile), meta(formats.SchemaMap), m, tokens, anchors)
 	}
 	if cfg.Method == "map" {
-		return stats, writeMap()
+		if err := writeMap(); err != nil {
+			return stats, err
+		}
+		return stats, run.finish()
 	}
 
 	keep, err := drawsFilter(cfg.SaveDraws, tokens)

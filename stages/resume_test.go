@@ -205,6 +205,31 @@ func TestFitRestartRemovesStaleSpills(t *testing.T) {
 	if _, err := os.Stat(other); err != nil {
 		t.Errorf("the user's file in the temporary directory: %v", err)
 	}
+
+	// A fit of another method, or without checkpoints, replaces an
+	// interrupted one too: its checkpoint and spills go once it finishes,
+	// and it cannot be asked to resume it.
+	for _, method := range []string{"map", "laplace", "gibbs"} {
+		cfg.Method, cfg.TempDir, cfg.CheckpointInterval = "gibbs", filepath.Join(dir, "tmp1"), 0
+		interruptedFit(t, cfg, 33)
+		again := cfg
+		again.Method = method
+		if method == "gibbs" {
+			again.CheckpointInterval = NoCheckpoints
+		}
+		again.Resume = true
+		if _, err := Fit(context.Background(), again); err == nil {
+			t.Errorf("%s: resumed a fit that keeps no checkpoint", method)
+		}
+		again.Resume = false
+		if _, err := Fit(context.Background(), again); err != nil {
+			t.Fatal(err)
+		}
+		left, _ := filepath.Glob(filepath.Join(dir, "tmp*", spillPrefix+"*"))
+		if HasCheckpoint(cfg.Output) || len(left) > 0 {
+			t.Errorf("%s: checkpoint %v and spills %v left after the fit that replaced it", method, HasCheckpoint(cfg.Output), left)
+		}
+	}
 }
 
 // TestFitInitFrom starts a fit on a larger vocabulary from a previous
