@@ -504,7 +504,15 @@ func resolvePairs(cfg SummarizeConfig, index map[string]int, drawsPath string) (
 			pairs = append(pairs, posterior.Pair{A: among[a], B: among[b]})
 		}
 	}
-	return pairs, nil
+	// A pair named twice (in the file and among the tokens) is summarised
+	// once, where first named. (b, a) is another pair: the co-occurrence
+	// probability is not symmetric.
+	seen := make(map[posterior.Pair]bool, len(pairs))
+	return slices.DeleteFunc(pairs, func(p posterior.Pair) bool {
+		dup := seen[p]
+		seen[p] = true
+		return dup
+	}), nil
 }
 
 // readPairNames reads a pairs file: two tokens per line, separated by a
@@ -515,7 +523,7 @@ func readPairNames(path string) (pairs [][2]string, lines []int, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("pairs: %w", err)
 	}
-	for n, line := range strings.Split(string(data), "\n") {
+	for n, line := range strings.Split(strings.TrimPrefix(string(data), "\uFEFF"), "\n") { // as readTokenLines
 		line = strings.TrimRight(line, "\r")
 		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
 			continue
@@ -533,7 +541,9 @@ func readPairNames(path string) (pairs [][2]string, lines []int, err error) {
 	return pairs, lines, nil
 }
 
-// resolveTokens maps tokens to rows of the draws.
+// resolveTokens maps tokens to rows of the draws, a token named twice once
+// (--pairs-all-among her,her,his would pair her with herself, and
+// --neighbours her,her list her neighbours twice).
 func resolveTokens(tokens []string, index map[string]int, what, drawsPath string) ([]int, error) {
 	rows := make([]int, 0, len(tokens))
 	for n, t := range tokens {
@@ -541,7 +551,9 @@ func resolveTokens(tokens []string, index map[string]int, what, drawsPath string
 		if !ok {
 			return nil, fmt.Errorf("%s: token %d, %q, is not among the tokens of %s%s", what, n+1, t, drawsPath, tokenHint(t, index))
 		}
-		rows = append(rows, i)
+		if !slices.Contains(rows, i) {
+			rows = append(rows, i)
+		}
 	}
 	return rows, nil
 }
@@ -571,7 +583,9 @@ func readTokenLines(path string) (tokens []string, lines []int, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for n, line := range strings.Split(string(data), "\n") {
+	// A byte-order mark, as Windows editors write, is not part of the
+	// first token.
+	for n, line := range strings.Split(strings.TrimPrefix(string(data), "\uFEFF"), "\n") {
 		line = strings.TrimSpace(line)
 		if line != "" && !strings.HasPrefix(line, "#") {
 			tokens = append(tokens, line)

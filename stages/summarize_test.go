@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -131,14 +132,17 @@ func TestSummarizeAgainstNaive(t *testing.T) {
 	pairsFile := filepath.Join(t.TempDir(), "pairs.txt")
 	// The first (anchor) tokens: with kind alpha their cosine is constant.
 	a, b, c := nd.tokens[0], nd.tokens[1], nd.tokens[20]
-	if err := os.WriteFile(pairsFile, []byte("# pairs\n"+a+"\t"+b+"\n\n"+c+" "+a+"\n"), 0o644); err != nil {
+	// With a byte-order mark, and a pair named twice: it is summarised once.
+	if err := os.WriteFile(pairsFile, []byte("\uFEFF"+a+"\t"+b+"\n# pairs\n\n"+c+" "+a+"\n"+c+"\t"+a+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	queries := []string{nd.tokens[5], nd.tokens[30]}
 	const top = 4
 	out := filepath.Join(t.TempDir(), "out")
-	cfg := SummarizeConfig{Fit: fit, Pairs: pairsFile, PairsAllAmong: []string{nd.tokens[7], c, nd.tokens[40]},
-		Neighbours: queries, Top: top, Output: out}
+	// Tokens named twice count once: no pair of c with itself, and the
+	// neighbours of the first query once.
+	cfg := SummarizeConfig{Fit: fit, Pairs: pairsFile, PairsAllAmong: []string{nd.tokens[7], c, nd.tokens[40], c},
+		Neighbours: append(slices.Clone(queries), queries[0]), Top: top, Output: out}
 	st, err := Summarize(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
