@@ -13,17 +13,30 @@ import (
 // metadata of the schema and of the trailer (pwe.stats, pwe.rows), and the
 // first rows. It reads the stream to its end, so that the row count and
 // the trailer are known.
-func DumpStream(w io.Writer, r io.Reader, name string, opt DumpOptions) error {
+func DumpStream(w io.Writer, r io.Reader, name string, opt DumpOptions) (err error) {
 	src := &streamSource{r: r, h: nopHasher{}}
-	rd, err := ipc.NewReader(src)
+	// Each message is checked before arrow-go reads it, as for the streams
+	// count and fit read (arrow_check.go): a damaged count made arrow-go
+	// allocate 187 GB here.
+	mr := newMessages(src)
+	rd, err := ipc.NewReaderFromMessageReader(mr) // releases mr on error
 	if err != nil {
 		return &StreamError{Name: name, Err: fmt.Errorf("not an Arrow IPC stream: %w", err)}
 	}
 	defer rd.Release()
 	schema := rd.Schema()
-	var rows []string
-	var total int64
+	mr.setSchema(schema)
 	batch := 0
+	var total int64
+	defer func() {
+		// A column of a type that validColumn does not check through, a
+		// nested one, may still hold offsets that make arrow-go's ValueStr
+		// index out of range: any schema is dumped here.
+		if p := recover(); p != nil {
+			err = &StreamError{Name: name, Batch: batch, Row: total, Err: fmt.Errorf("malformed Arrow stream: a value could not be read (%v)", p)}
+		}
+	}()
+	var rows []string
 	meta := map[string]string{}
 	addMeta := func(md arrow.Metadata) {
 		for i, k := range md.Keys() {
@@ -36,6 +49,11 @@ func DumpStream(w io.Writer, r io.Reader, name string, opt DumpOptions) error {
 		rec := rd.RecordBatch()
 		if m, ok := rec.(arrow.RecordBatchWithMetadata); ok {
 			addMeta(m.Metadata())
+		}
+		for c, col := range rec.Columns() {
+			if err := validColumn(col); err != nil {
+				return &StreamError{Name: name, Batch: batch, Row: total, Err: fmt.Errorf("malformed column %q: %w", schema.Field(c).Name, err)}
+			}
 		}
 		for i := 0; i < int(rec.NumRows()) && (opt.Rows < 0 || len(rows) < opt.Rows); i++ {
 			vals := make([]string, rec.NumCols())

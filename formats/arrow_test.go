@@ -336,6 +336,36 @@ func TestStreamRejects(t *testing.T) {
 	}
 }
 
+// TestDumpStreamDamaged: pwe inspect - of a vocabulary stream with any one
+// byte damaged gives an error naming the stream, or a dump, and neither
+// panics nor allocates what a damaged count says (which would end the
+// test's process): the checks of the streams count and fit read apply.
+func TestDumpStreamDamaged(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := CreateVocabStream(&buf, Meta{Config: map[string]int{"max_vocab": 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write([]VocabRow{{0, "the", 10, nil}, {1, "cat", 3, nil}, {2, "sat", 1, nil}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	for i := range data {
+		for _, v := range []byte{0x7f, 0xff, 0} {
+			bad := bytes.Clone(data)
+			bad[i] = v
+			err := DumpStream(io.Discard, bytes.NewReader(bad), "v.arrow", DumpOptions{Rows: -1})
+			var se *StreamError
+			if err != nil && (!errors.As(err, &se) || se.Name != "v.arrow" || strings.Contains(err.Error(), "a value could not be read")) {
+				t.Fatalf("byte %d set to %#x: %v, want a StreamError found by the checks", i, v, err)
+			}
+		}
+	}
+}
+
 func TestDumpStream(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "0")
 	data := writeCountsStream(t, []CountRow{{0, 1, 2, 0.5}, {0, 3, 0, 4}, {2, 2, 1, 1}}, Meta{Config: map[string]int{"window": 2}}, map[string]int{"unique_pairs": 2}, 2)
