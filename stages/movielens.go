@@ -180,6 +180,11 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 	if err := cfg.Validate(); err != nil {
 		return MovieLensStats{}, err
 	}
+	// A pipe (<(zcat ratings.csv.gz), /dev/stdin) would be empty when read
+	// again, and the run would say there are no ratings.
+	if info, err := os.Stat(cfg.Ratings); err == nil && !info.Mode().IsRegular() {
+		return MovieLensStats{}, fmt.Errorf("%s is not a regular file (a pipe?): the ratings are read more than once, so they must be in a file", cfg.Ratings)
+	}
 	format, _ := movielens.ParseFormat(cfg.Format)
 	ropt := movielens.Options{Format: format, SkipBadLines: cfg.SkipBadLines}
 	passes := newPassProgress(cfg.Progress, cfg.Ratings)
@@ -196,6 +201,14 @@ func MovieLens(ctx context.Context, cfg MovieLensConfig) (MovieLensStats, error)
 	var stats MovieLensStats
 	b, src, err := countMovies(ctx, cfg, open, passes, &stats)
 	if err != nil {
+		return stats, err
+	}
+	if rs := src.ReadStats(); rs.Ratings == 0 {
+		// Not the filters' doing: a header alone, or every line skipped.
+		err := fmt.Errorf("%s: %w", cfg.Ratings, movielens.ErrEmpty)
+		if rs.Skipped > 0 {
+			err = fmt.Errorf("%w: all %d lines were malformed and skipped, the first: %v", err, rs.Skipped, rs.FirstSkipped)
+		}
 		return stats, err
 	}
 	if err := b.SelectMovies(); err != nil {

@@ -402,6 +402,26 @@ func TestMovieLensBadLines(t *testing.T) {
 	}
 }
 
+// TestMovieLensNoRatings: a file with no rating to read (a header alone,
+// or every line skipped, here for a movie id beyond what a rating packs)
+// says so, not that the filters left none.
+func TestMovieLensNoRatings(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ text, want string }{
+		"header.csv":  {"userId,movieId,rating,timestamp\n", "header.csv: movielens: no ratings"},
+		"skipped.csv": {"userId,movieId,rating,timestamp\n1,268435456,4,100\n1,x,4,100\n", "all 2 lines were malformed and skipped"},
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := MovieLens(context.Background(), MovieLensConfig{Ratings: path, Output: filepath.Join(dir, "out"), SkipBadLines: true})
+		if !errors.Is(err, movielens.ErrEmpty) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrEmpty saying %q", name, err, c.want)
+		}
+	}
+}
+
 // BenchmarkMovieLens runs the stage on a synthetic csv of about a million
 // ratings (1/25 of ml-25m).
 func BenchmarkMovieLens(b *testing.B) {

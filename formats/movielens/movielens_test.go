@@ -159,6 +159,9 @@ func TestMalformedLines(t *testing.T) {
 		{"1,10,4.0,", "timestamp"},
 		{"1,10,4.0,1e9", "timestamp"},
 		{"99999999999,10,4.0,100", "user id"},
+		// Beyond what pwe packs in a rating: malformed, so skippable.
+		{"1,268435456,4.0,100", "movie id \"268435456\": want an integer from 0 to 268435455"},
+		{"1,10,4.0,4294967296", "want seconds since 1970, from 0 to 4294967295"},
 		{"1,10,4.0," + strings.Repeat("9", 70000), "longer than"},
 	}
 	for _, c := range cases {

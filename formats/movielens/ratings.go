@@ -39,6 +39,14 @@ type Options struct {
 
 var separators = [...][]byte{Format100K: []byte("\t"), FormatDat: []byte("::"), FormatCSV: []byte(",")}
 
+// Limits of a rating's fields that pwe reads: it packs a rating in 8 bytes
+// (tokenize/baskets), the movie id in 28 bits and the timestamp in 32. A
+// line beyond them is malformed, so that --skip-bad-lines skips it.
+const (
+	MaxMovieID = 1<<28 - 1
+	MaxTime    = math.MaxUint32 // 2106-02-07
+)
+
 // maxLine bounds a line; a longer one is malformed (real lines are below
 // 50 bytes).
 const maxLine = 1 << 16
@@ -272,17 +280,17 @@ func (r *Reader) parse(line []byte) error {
 	if !ok {
 		return r.badField(line, 0, fields[0], "an integer from 0 to 2147483647")
 	}
-	movie, ok := parseUint(fields[1], math.MaxInt32)
+	movie, ok := parseUint(fields[1], MaxMovieID)
 	if !ok {
-		return r.badField(line, 1, fields[1], "an integer from 0 to 2147483647")
+		return r.badField(line, 1, fields[1], "an integer from 0 to 268435455")
 	}
 	half, ok := parseHalfStars(fields[2])
 	if !ok {
 		return r.badField(line, 2, fields[2], "a number from 0 to 5 in steps of 0.5")
 	}
-	ts, ok := parseUint(fields[3], math.MaxInt64)
+	ts, ok := parseUint(fields[3], MaxTime)
 	if !ok {
-		return r.badField(line, 3, fields[3], "seconds since 1970 (a non-negative integer)")
+		return r.badField(line, 3, fields[3], "seconds since 1970, from 0 to 4294967295 (the year 2106)")
 	}
 	r.cur = Rating{User: int32(user), Movie: int32(movie), HalfStars: half, Time: int64(ts)}
 	return nil

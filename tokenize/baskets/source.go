@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/pwe-project/pwe/formats/input"
@@ -32,10 +31,10 @@ var (
 // (seconds since 1970, below 2^32) in the low 32.
 type Entry uint64
 
-// Limits of an Entry.
+// Limits of an Entry, which the ratings reader enforces.
 const (
-	MaxMovieID = 1<<28 - 1
-	MaxTime    = math.MaxUint32
+	MaxMovieID = movielens.MaxMovieID
+	MaxTime    = movielens.MaxTime
 )
 
 func newEntry(r movielens.Rating) (Entry, error) {
