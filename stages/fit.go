@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -372,6 +373,12 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	if cfg.InitFrom != "" {
 		if prev, err = readLastDraws(cfg.InitFrom, cfg.Dim); err != nil {
 			return stats, err
+		}
+		// A fit of another corpus would start every chain at the MAP, as
+		// if --init-from had not been given.
+		if !slices.ContainsFunc(tokens, func(t string) bool { return prev.last[0][t] != nil }) {
+			return stats, fmt.Errorf("init-from %s: none of its %d tokens is in this fit's vocabulary (%s): is it a fit of another corpus?",
+				cfg.InitFrom, len(prev.last[0]), cfg.Vocab)
 		}
 		inputs = append(inputs, prev.fp)
 	}

@@ -373,3 +373,24 @@ func TestFitInitFrom(t *testing.T) {
 		t.Errorf("init-from a fit of another dimension: err %v", err)
 	}
 }
+
+// TestFitInitFromOtherCorpus: a previous fit that shares no token with
+// this one's vocabulary is refused, since no chain would start from it.
+func TestFitInitFromOtherCorpus(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	if _, err := Simulate(context.Background(), SimulateConfig{VocabSize: 10, Dim: 3, Observations: 2000, Seed: 1, Output: sim}); err != nil {
+		t.Fatal(err)
+	}
+	other := smallFit(filepath.Join(sim, "vocab.parquet"), filepath.Join(sim, "counts.parquet"), filepath.Join(dir, "other"))
+	other.Draws = 3
+	if _, err := Fit(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	vocab, counts := countFixture(t, dir, 30)
+	cfg := smallFit(vocab, counts, filepath.Join(dir, "fit"))
+	cfg.InitFrom = other.Output
+	if _, err := Fit(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "none of its 10 tokens is in this fit's vocabulary") {
+		t.Errorf("init-from a fit of another corpus: %v, want it refused", err)
+	}
+}
