@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -330,6 +331,9 @@ type FitStats struct {
 	AnchorVectors [][]float32 `json:"anchor_vectors,omitempty"`
 	Draws         int         `json:"draws_per_chain,omitempty"`
 	// Diagnostics of the free coordinates (Gibbs only).
+	// Removed names the files of an earlier fit in the directory that the
+	// fit removed (removeStale).
+	Removed    []string `json:"-"`
 	MaxRhat    float64  `json:"max_rhat,omitempty"`
 	MinESSBulk float64  `json:"min_ess_bulk,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
@@ -414,6 +418,7 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 		if err := writeMap(); err != nil {
 			return stats, err
 		}
+		stats.Removed = removeStale(cfg)
 		return stats, run.finish()
 	}
 
@@ -469,7 +474,26 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 	if err := writeMap(); err != nil {
 		return stats, err
 	}
+	stats.Removed = removeStale(cfg)
 	return stats, run.finish()
+}
+
+// removeStale removes, once a fit's outputs are written, what an earlier
+// fit in its directory left that this one does not replace: its draws,
+// summary and sample statistics (after a MAP, or --save-draws none), and
+// the similarities, neighbours and evaluation made from it, which
+// summarize, report and evaluate would otherwise take for this fit's. It
+// returns the names removed.
+func removeStale(cfg FitConfig) []string {
+	written := cfg.Outputs()
+	var gone []string
+	for _, name := range []string{DrawsFile, SummaryFile, SampleStatsFile, SimilarityFile, NeighboursFile, EvaluationFile} {
+		p := filepath.Join(cfg.Output, name)
+		if !slices.Contains(written, p) && os.Remove(p) == nil {
+			gone = append(gone, name)
+		}
+	}
+	return gone
 }
 
 // fitMAP finds the MAP, the anchors and the start of the anchored chains

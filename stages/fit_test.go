@@ -385,3 +385,42 @@ func TestFitFewDraws(t *testing.T) {
 		}
 	}
 }
+
+// TestFitRemovesStale: a fit into a directory that holds an earlier fit,
+// and what summarize and evaluate made of it, leaves none of the files it
+// does not replace, and keeps the others.
+func TestFitRemovesStale(t *testing.T) {
+	dir := t.TempDir()
+	vocab, counts := countFixture(t, dir, 30)
+	cfg := smallFit(vocab, counts, filepath.Join(dir, "fit"))
+	cfg.Draws = 10
+	if _, err := Fit(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(cfg.Output, "notes.txt")
+	for _, name := range []string{SimilarityFile, NeighboursFile, EvaluationFile, "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(cfg.Output, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg.Method = "map"
+	st, err := Fit(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{DrawsFile, SummaryFile, SampleStatsFile, SimilarityFile, NeighboursFile, EvaluationFile}
+	if !slices.Equal(st.Removed, want) {
+		t.Errorf("removed %v, want %v", st.Removed, want)
+	}
+	entries, _ := os.ReadDir(cfg.Output)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if !slices.Equal(left, []string{MapFile, "notes.txt"}) {
+		t.Errorf("the MAP fit's directory holds %v, want map.parquet and the user's file", left)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Error(err)
+	}
+}

@@ -90,6 +90,9 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 					return fmt.Errorf("fit: %w", err)
 				}
 				log := e.stage("fit")
+				if len(st.Removed) > 0 {
+					log.Info(fmt.Sprintf("removed what the earlier fit in %s left and this one does not replace: %s", cfg.Output, strings.Join(st.Removed, ", ")))
+				}
 				summary := []any{slog.Any(pipeline.StatsKey, st), slog.Float64(pipeline.SecondsKey, st.MAPSeconds+st.GibbsSeconds+st.SummarySecond)}
 				mapLine := fmt.Sprintf("V=%d, %d unique pairs; MAP log posterior %.8g (best of %s) after %d iterations (%.2fs); anchors %v at the %s",
 					st.V, st.Pairs, st.MAPLogPost, startsText(st.MAPStarts), st.MAPIter, st.MAPSeconds, st.Anchors, anchorValuesText(st))
