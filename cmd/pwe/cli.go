@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -152,7 +154,13 @@ func (e *env) stage(name string) *slog.Logger { return e.rep.Stage(name) }
 // directory, or a fit into a directory that a run is using, would write
 // over each other's checkpoints and files. Where the file system cannot
 // lock, the command goes on with a warning. release is never nil.
+//
+// A directory it made is removed again, with the lock's file, if the
+// command leaves nothing else in it (it failed before writing): a
+// misspelt token must not leave an empty output directory behind.
 func (e *env) lockOutput(stage, dir string) (release func() error, err error) {
+	_, statErr := os.Stat(dir)
+	made := errors.Is(statErr, fs.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -163,7 +171,14 @@ func (e *env) lockOutput(stage, dir string) (release func() error, err error) {
 	case err != nil:
 		return nil, err
 	}
-	return lock.Release, nil
+	return func() error {
+		err := lock.Release()
+		if entries, _ := os.ReadDir(dir); made && len(entries) <= 1 && (len(entries) == 0 || entries[0].Name() == runlock.File) {
+			os.Remove(filepath.Join(dir, runlock.File))
+			os.Remove(dir)
+		}
+		return err
+	}, nil
 }
 
 var commands []*command

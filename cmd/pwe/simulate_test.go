@@ -95,6 +95,14 @@ func outputLocked(t *testing.T, sim, fit string) {
 	if _, stderr, code := runPwe("summarize", fit, "--neighbours", "w0001"); code != exitOK {
 		t.Errorf("summarize after the lock's release: exit %d\n%s", code, stderr)
 	}
+	// A command that fails before writing leaves no directory it made.
+	made := filepath.Join(filepath.Dir(fit), "made")
+	if _, _, code := runPwe("summarize", fit, "--neighbours", "no-such-token", "-o", made); code != exitRuntime {
+		t.Errorf("summarize of an unknown token: exit %d, want 1", code)
+	}
+	if _, err := os.Stat(made); !os.IsNotExist(err) {
+		t.Errorf("the failed summarize left its output directory (%v)", err)
+	}
 }
 
 // listing describes a directory's files by name, size and modification
