@@ -483,6 +483,9 @@ func resolvePairs(cfg SummarizeConfig, index map[string]int, drawsPath string) (
 		if err != nil {
 			return nil, err
 		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("%s: no pairs (two tokens a line)", cfg.Pairs)
+		}
 		for n, pr := range names {
 			var ids [2]int
 			for k, t := range pr {

@@ -339,6 +339,11 @@ func TestSummarizeErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `neighbours: token 2, "zzzunknown"`) {
 		t.Errorf("unknown query: %v", err)
 	}
+	os.WriteFile(pairs, []byte("# no pairs yet\n\n"), 0o644)
+	_, err = Summarize(context.Background(), SummarizeConfig{Fit: fit, Pairs: pairs, Output: dir})
+	if err == nil || !strings.Contains(err.Error(), pairs+": no pairs") {
+		t.Errorf("a file without pairs: %v", err)
+	}
 	if _, err := os.Stat(filepath.Join(dir, NeighboursFile)); !os.IsNotExist(err) {
 		t.Errorf("a failed run left %s: %v", NeighboursFile, err)
 	}
