@@ -264,13 +264,17 @@ func (c *command) exec(ctx context.Context, args []string, e *env) error {
 
 // checkGiven refuses flag values that the stages would not refuse but would
 // read as something else: zero for the settings of stages.ZeroIsUnset
-// (taken as unset, so that the default would run) and a negative --threads
-// (taken as every core).
+// (taken as unset, so that the default would run), a negative --threads
+// (taken as every core), and an output named like a flag (-o followed by
+// another flag takes it as the output's name).
 func checkGiven(fs *flag.FlagSet, command string) error {
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		v, perr := strconv.ParseFloat(f.Value.String(), 64)
 		switch {
+		case err == nil && f.Name == "o" && strings.HasPrefix(f.Value.String(), "-") && f.Value.String() != "-":
+			// `-o --quiet` would write a file named --quiet.
+			err = usagef("%s: -o %s: that is a flag, not a file name; name the output after -o", command, f.Value)
 		case err != nil || perr != nil:
 		case f.Name == "threads" && v < 0:
 			err = usagef("%s: --threads %s: want 0 (every core) or more", command, f.Value)

@@ -53,6 +53,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(t.TempDir(), "v.parquet")}, exitRuntime, "/no/such/file.txt"},
 		{[]string{"inspect", "/no/such.parquet"}, exitRuntime, "no/such.parquet"},
 		{[]string{"inspect", "/no/such.parquet", "--rows", "-2"}, exitUsage, "--rows -2: want a count of rows, or -1 for all"},
+		{[]string{"tokenize", "x.txt", "-o", "--quiet"}, exitUsage, "tokenize: -o --quiet: that is a flag, not a file name"},
 		// An output that names a directory is refused before the inputs are
 		// read (these do not exist).
 		{[]string{"tokenize", "/no/such/file.txt", "-o", outDir}, exitRuntime, outDir + " is a directory, not a file to write"},
