@@ -163,19 +163,12 @@ func Fit(ctx context.Context, r *Reporter, cfg stages.FitConfig) (stages.FitStat
 	}, cfg.OnSweep)
 	// The summary reads the draws back after the sweeps.
 	var summ *Progress
-	onSummarized := cfg.OnSummarized
-	cfg.OnSummarized = func(done, total int) {
-		if summ == nil {
-			mp.Done()
-			ap.Done()
-			sp.Done()
-			summ = r.Progress("fit", "coordinates summarized", int64(total))
-		}
-		summ.Add(int64(done) - summ.Count())
-		if onSummarized != nil {
-			onSummarized(done, total)
-		}
-	}
+	cfg.OnSummarized = reportCount(&summ, func(total int) *Progress {
+		mp.Done()
+		ap.Done()
+		sp.Done()
+		return r.Progress("fit", "coordinates summarized", int64(total))
+	}, cfg.OnSummarized)
 	st, err := stages.Fit(ctx, cfg)
 	mp.Done()
 	ap.Done()
@@ -191,19 +184,27 @@ func Fit(ctx context.Context, r *Reporter, cfg stages.FitConfig) (stages.FitStat
 // Summarize runs stages.Summarize, reporting the draws it reads.
 func Summarize(ctx context.Context, r *Reporter, cfg stages.SummarizeConfig) (stages.SummarizeStats, error) {
 	var p *Progress
-	onDraw := cfg.OnDraw
-	cfg.OnDraw = func(done, total int) {
-		if p == nil {
-			p = r.Progress("summarize", "draws", int64(total))
-		}
-		p.Add(int64(done) - p.Count())
-		if onDraw != nil {
-			onDraw(done, total)
-		}
-	}
+	cfg.OnDraw = reportCount(&p, func(total int) *Progress {
+		return r.Progress("summarize", "draws", int64(total))
+	}, cfg.OnDraw)
 	st, err := stages.Summarize(ctx, cfg)
 	p.Done()
 	return st, err
+}
+
+// reportCount returns a hook that reports done of total through *p, which
+// start makes at the first call, and calls next, a library caller's hook,
+// too.
+func reportCount(p **Progress, start func(total int) *Progress, next func(done, total int)) func(done, total int) {
+	return func(done, total int) {
+		if *p == nil {
+			*p = start(total)
+		}
+		(*p).Add(int64(done) - (*p).Count())
+		if next != nil {
+			next(done, total)
+		}
+	}
 }
 
 // chainSweeps calls both sweep hooks: a library caller's Fit.OnSweep
