@@ -331,12 +331,12 @@ type FitStats struct {
 	AnchorVectors [][]float32 `json:"anchor_vectors,omitempty"`
 	Draws         int         `json:"draws_per_chain,omitempty"`
 	// Diagnostics of the free coordinates (Gibbs only).
-	// Removed names the files of an earlier fit in the directory that the
-	// fit removed (removeStale).
-	Removed    []string `json:"-"`
 	MaxRhat    float64  `json:"max_rhat,omitempty"`
 	MinESSBulk float64  `json:"min_ess_bulk,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
+	// Removed names the files of an earlier fit in the directory that the
+	// fit removed (removeStale).
+	Removed []string `json:"-"`
 	// Laplace describes the approximation of method "laplace".
 	Laplace *LaplaceStats `json:"laplace,omitempty"`
 

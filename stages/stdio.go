@@ -7,37 +7,11 @@ import (
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/formats/input"
-	"github.com/pwe-project/pwe/internal/atomicfile"
 )
 
 // StdioPath, as an input or output path, means standard input or output:
 // vocabularies and counts then travel as Arrow IPC streams.
 const StdioPath = "-"
-
-// makeTempDir makes the directory that spills go to, if missing, as fit
-// makes its own, when a stage starts: a --temp-dir that cannot be made or
-// is a file fails then, not at the first spill.
-func makeTempDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("temporary directory %s: %w", dir, err)
-	}
-	return nil
-}
-
-// outputsNotDirs refuses output paths that name directories before a stage
-// reads its inputs, rather than after them, when the file could not take
-// the directory's place.
-func outputsNotDirs(paths ...string) error {
-	for _, p := range paths {
-		if p == "" || p == StdioPath {
-			continue
-		}
-		if err := atomicfile.NotDir(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // stdinName names standard input in messages; fingerprints record its path
 // as "-".

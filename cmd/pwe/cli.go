@@ -173,7 +173,10 @@ func (e *env) lockOutput(stage, dir string) (release func() error, err error) {
 	}
 	return func() error {
 		err := lock.Release()
-		if entries, _ := os.ReadDir(dir); made && len(entries) <= 1 && (len(entries) == 0 || entries[0].Name() == runlock.File) {
+		if !made {
+			return err
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) == 1 && entries[0].Name() == runlock.File {
 			os.Remove(filepath.Join(dir, runlock.File))
 			os.Remove(dir)
 		}
