@@ -931,8 +931,14 @@ func (m *merger) directRows(t int32, wsum uint64) (bool, error) {
 				x := sums[j]
 				sums[j] = 0
 				pos := uint32(x)
+				p := float64(pos)
+				if scale != 1 {
+					// Not with uniform weights: a division on every row
+					// was 1.5-3.5 % of count's user time on bench-raw.
+					p /= scale
+				}
 				tg[n], cx[n] = t, int32(j)
-				np[n], nn[n] = float64(pos)/scale, float64(x>>32)
+				np[n], nn[n] = p, float64(x>>32)
 				unique += int64(b2u(pos != 0))
 				n++
 			}
