@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,8 @@ func (c EvaluateConfig) Validate() error {
 		return errors.New("no fit: name the fit's output directory")
 	case c.Truth == "" && c.HeldOut == "":
 		return errors.New("nothing to evaluate against: name --truth, --heldout or both")
+	case c.Output == StdioPath:
+		return errors.New("-o -: the evaluation is a Parquet file and needs a file name (its table is printed on standard output)")
 	}
 	return nil
 }
@@ -63,7 +66,8 @@ func Evaluate(ctx context.Context, cfg EvaluateConfig) ([]posterior.Metric, erro
 		return nil, err
 	}
 	mapPath := filepath.Join(cfg.Fit, MapFile)
-	if err := checkOutputs([]string{mapPath, cfg.Truth, cfg.HeldOut}, cfg.Output); err != nil {
+	drawsPath := filepath.Join(cfg.Fit, DrawsFile)
+	if err := checkOutputs([]string{mapPath, drawsPath, cfg.Truth, cfg.HeldOut}, cfg.Output); err != nil {
 		return nil, err
 	}
 	m, tokens, _, err := readVectors(mapPath)
@@ -92,7 +96,6 @@ func Evaluate(ctx context.Context, cfg EvaluateConfig) ([]posterior.Metric, erro
 		}
 	}
 	ev := posterior.NewEvaluator(m.V, m.D, truth, test)
-	drawsPath := filepath.Join(cfg.Fit, DrawsFile)
 	inputs := []string{mapPath, cfg.Truth, cfg.HeldOut}
 	if _, err := os.Stat(drawsPath); err == nil {
 		inputs = append(inputs, drawsPath)
@@ -190,6 +193,9 @@ func readVectors(path string) (*posterior.Params, []string, []int, error) {
 			}
 		}
 		for d, x := range r.Vector {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, nil, nil, fmt.Errorf("%s: row %d: %s of token %d (%q) has %v at coordinate %d", path, k, r.Param, id, r.Token, x, d)
+			}
 			dst[d] = float64(x)
 		}
 	}

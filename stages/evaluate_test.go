@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"os"
@@ -136,6 +137,32 @@ func TestEvaluateRejects(t *testing.T) {
 	_, err = Evaluate(ctx, EvaluateConfig{Fit: fit, Truth: filepath.Join(other, TruthFile)})
 	if err == nil || !strings.Contains(err.Error(), "V=13") {
 		t.Errorf("truth of another size: %v", err)
+	}
+
+	// Nor over the draws it reads, nor to standard output: the table goes
+	// there.
+	drawsBefore, _ := os.ReadFile(filepath.Join(fit, DrawsFile))
+	_, err = Evaluate(ctx, EvaluateConfig{Fit: fit, Truth: truth, Output: filepath.Join(fit, DrawsFile)})
+	if drawsAfter, _ := os.ReadFile(filepath.Join(fit, DrawsFile)); err == nil || !bytes.Equal(drawsBefore, drawsAfter) {
+		t.Errorf("output over the draws: %v", err)
+	}
+	if err := (EvaluateConfig{Fit: fit, Truth: truth, Output: StdioPath}).Validate(); err == nil {
+		t.Error("-o - accepted")
+	}
+
+	// A truth with a coordinate that is not a number.
+	p, tokens, anchors, err := readVectors(truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Context(4)[1] = math.NaN()
+	bad := filepath.Join(t.TempDir(), "truth.parquet")
+	if err := writeVectors(bad, formats.Meta{Schema: formats.SchemaMap}, p, tokens, anchors); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Evaluate(ctx, EvaluateConfig{Fit: fit, Truth: bad})
+	if err == nil || !strings.Contains(err.Error(), bad+": row ") || !strings.Contains(err.Error(), "NaN") {
+		t.Errorf("a NaN in the truth: %v", err)
 	}
 
 	// Draws of some tokens only cannot give the V x V figures.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,7 +28,8 @@ type ExportConfig struct {
 	// Format is "word2vec" (default) or "parquet".
 	Format string `json:"format"`
 	// Estimate is "mean" (default: posterior means from summary.parquet,
-	// with the anchors' fixed context vectors from map.parquet) or "map".
+	// with the anchors' context vectors at the values the draws held them
+	// at) or "map".
 	Estimate string `json:"estimate"`
 	// Vectors chooses what word2vec gets per token: "rho" (default),
 	// "alpha" or "sum"; the parquet format always holds both kinds.
@@ -126,8 +128,9 @@ type Estimate struct {
 }
 
 // LoadEstimate reads the MAP ("map") or the posterior mean ("mean") of a
-// fit: the means of summary.parquet for the sampled coordinates and
-// map.parquet's values for the anchors' context vectors, which are fixed.
+// fit: the means of summary.parquet for the sampled coordinates and, for
+// the anchors' context vectors, which the draws hold fixed, their values
+// there (fixedAnchors; map.parquet's where summary.parquet records none).
 func LoadEstimate(fit, estimate string) (Estimate, error) {
 	mapPath := filepath.Join(fit, MapFile)
 	p, tokens, anchors, err := readVectors(mapPath)
@@ -162,14 +165,18 @@ func LoadEstimate(fit, estimate string) (Estimate, error) {
 			if r.TokenID < 0 || int(r.TokenID) >= v || r.Dim < 0 || int(r.Dim) >= d || r.Param != formats.ParamRho && r.Param != formats.ParamAlpha {
 				return Estimate{}, fmt.Errorf("%s: row %d: %s of token %d coordinate %d is not a coordinate of %s", sumPath, row, r.Param, r.TokenID, r.Dim, mapPath)
 			}
-			off := int(r.TokenID)*d + int(r.Dim)
-			dst := est.Params.Rho
-			if r.Param == formats.ParamAlpha {
-				dst = est.Params.Alpha
-				filled[v*d+off] = true
-			} else {
-				filled[off] = true
+			if math.IsNaN(r.Mean) || math.IsInf(r.Mean, 0) {
+				return Estimate{}, fmt.Errorf("%s: row %d: the mean of %s of token %d coordinate %d is %v", sumPath, row, r.Param, r.TokenID, r.Dim, r.Mean)
 			}
+			off := int(r.TokenID)*d + int(r.Dim)
+			dst, at := est.Params.Rho, off
+			if r.Param == formats.ParamAlpha {
+				dst, at = est.Params.Alpha, v*d+off
+			}
+			if filled[at] {
+				return Estimate{}, fmt.Errorf("%s: row %d: a second mean of %s of token %d coordinate %d", sumPath, row, r.Param, r.TokenID, r.Dim)
+			}
+			filled[at] = true
 			dst[off] = r.Mean
 		}
 		if err == io.EOF {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -198,6 +200,30 @@ func TestExport(t *testing.T) {
 	_, err = Export(context.Background(), ExportConfig{Fit: fit, Estimate: "map", Format: "parquet", Output: src})
 	if after, _ := os.ReadFile(src); err == nil || !strings.Contains(err.Error(), "is the input") || !bytes.Equal(before, after) {
 		t.Errorf("export over map.parquet: %v", err)
+	}
+
+	// A summary that gives a coordinate twice, and one whose mean is not a
+	// number, are refused with the row.
+	_, sumMeta, err := formats.ReadAll[formats.SummaryRow](filepath.Join(fit, SummaryFile), formats.SchemaSummary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := append(slices.Clone(sum), sum[0])
+	twice[len(twice)-1].Mean = 99
+	notNumber := slices.Clone(sum)
+	notNumber[3].Mean = math.NaN()
+	for name, rows := range map[string][]formats.SummaryRow{"a second mean": twice, "NaN": notNumber} {
+		bad := t.TempDir()
+		if err := os.WriteFile(filepath.Join(bad, MapFile), before, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := formats.WriteAll(filepath.Join(bad, SummaryFile), rows, sumMeta); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Export(context.Background(), ExportConfig{Fit: bad, Output: filepath.Join(bad, "v.txt")})
+		if err == nil || !strings.Contains(err.Error(), SummaryFile+": row ") || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 

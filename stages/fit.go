@@ -481,13 +481,13 @@ func Fit(ctx context.Context, cfg FitConfig) (FitStats, error) {
 // removeStale removes, once a fit's outputs are written, what an earlier
 // fit in its directory left that this one does not replace: its draws,
 // summary and sample statistics (after a MAP, or --save-draws none), and
-// the similarities, neighbours and evaluation made from it, which
-// summarize, report and evaluate would otherwise take for this fit's. It
-// returns the names removed.
+// the similarities, neighbours, evaluation and report made from it, which
+// summarize, report and evaluate would otherwise take for this fit's, and
+// a reader for its report. It returns the names removed.
 func removeStale(cfg FitConfig) []string {
 	written := cfg.Outputs()
 	var gone []string
-	for _, name := range []string{DrawsFile, SummaryFile, SampleStatsFile, SimilarityFile, NeighboursFile, EvaluationFile} {
+	for _, name := range []string{DrawsFile, SummaryFile, SampleStatsFile, SimilarityFile, NeighboursFile, EvaluationFile, ReportFile} {
 		p := filepath.Join(cfg.Output, name)
 		if !slices.Contains(written, p) && os.Remove(p) == nil {
 			gone = append(gone, name)

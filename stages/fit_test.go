@@ -398,7 +398,7 @@ func TestFitRemovesStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := filepath.Join(cfg.Output, "notes.txt")
-	for _, name := range []string{SimilarityFile, NeighboursFile, EvaluationFile, "notes.txt"} {
+	for _, name := range []string{SimilarityFile, NeighboursFile, EvaluationFile, ReportFile, "notes.txt"} {
 		if err := os.WriteFile(filepath.Join(cfg.Output, name), []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +408,7 @@ func TestFitRemovesStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{DrawsFile, SummaryFile, SampleStatsFile, SimilarityFile, NeighboursFile, EvaluationFile}
+	want := []string{DrawsFile, SummaryFile, SampleStatsFile, SimilarityFile, NeighboursFile, EvaluationFile, ReportFile}
 	if !slices.Equal(st.Removed, want) {
 		t.Errorf("removed %v, want %v", st.Removed, want)
 	}

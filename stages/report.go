@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/formats/input"
 	"github.com/pwe-project/pwe/internal/atomicfile"
 	"github.com/pwe-project/pwe/posterior"
 )
@@ -30,28 +31,23 @@ import (
 // ReportFile is the report's default name.
 const ReportFile = "report.html"
 
-// Reference lines of the diagnostics plots: R-hat above 1.01 or bulk ESS
-// below 400 (100 per chain for 4 chains) call for more draws (Vehtari et
-// al. 2021).
-const (
-	RhatThreshold = 1.01
-	ESSThreshold  = 400
-)
-
 // ReportConfig configures pwe report: one self-contained HTML page about
 // a fit.
 type ReportConfig struct {
 	// Fit is the fit stage's output directory; the summarize stage's files
 	// in it are used when present, and manifest.json in its parent
-	// directory (the layout of pwe run) supplies the run's settings.
+	// directory (the layout of pwe run) supplies the run's settings when
+	// that run made the fit.
 	Fit string `json:"-" yaml:"-"`
 	// Pairs names a pairs file (as summarize reads) whose similarity
 	// densities are drawn; by default the pairs of similarity.parquet.
 	Pairs string `json:"pairs,omitempty" yaml:"pairs"`
 	// MaxPairs bounds the density plots (default 12).
 	MaxPairs int `json:"max_pairs" yaml:"max_pairs"`
-	// Output is the HTML file (default FIT/report.html).
-	Output string `json:"-" yaml:"-"`
+	// Output is the HTML file (default FIT/report.html); "-" writes the
+	// page to Stdout (os.Stdout if nil) once it is whole.
+	Output string    `json:"-" yaml:"-"`
+	Stdout io.Writer `json:"-" yaml:"-"`
 }
 
 // WithDefaults fills unset fields.
@@ -127,6 +123,13 @@ func Report(ctx context.Context, cfg ReportConfig) (ReportStats, error) {
 	if _, err := os.Stat(filepath.Join(cfg.Fit, MapFile)); err != nil {
 		return st, fmt.Errorf("%s is not a fit directory: %w", cfg.Fit, err)
 	}
+	var inputs []string
+	for _, name := range []string{MapFile, SummaryFile, SampleStatsFile, SimilarityFile, NeighboursFile, DrawsFile} {
+		inputs = append(inputs, filepath.Join(cfg.Fit, name))
+	}
+	if err := checkOutputs(append(inputs, cfg.Pairs, runManifest(cfg.Fit)), cfg.Output); err != nil {
+		return st, err
+	}
 
 	if exists(SampleStatsFile) {
 		fig, err := traceFigure(filepath.Join(cfg.Fit, SampleStatsFile))
@@ -146,6 +149,7 @@ func Report(ctx context.Context, cfg ReportConfig) (ReportStats, error) {
 	}
 	vectors := "rho"
 	var pairs [][2]string
+	var lines []int // of the pairs in the pairs file
 	if exists(SimilarityFile) {
 		rows, meta, err := formats.ReadAll[formats.SimilarityRow](filepath.Join(cfg.Fit, SimilarityFile), formats.SchemaSimilarity)
 		if err != nil {
@@ -167,7 +171,7 @@ func Report(ctx context.Context, cfg ReportConfig) (ReportStats, error) {
 	}
 	if cfg.Pairs != "" {
 		var err error
-		if pairs, _, err = readPairNames(cfg.Pairs); err != nil {
+		if pairs, lines, err = readPairNames(cfg.Pairs); err != nil {
 			return st, err
 		}
 	}
@@ -179,7 +183,7 @@ func Report(ctx context.Context, cfg ReportConfig) (ReportStats, error) {
 		if !exists(DrawsFile) {
 			page.Notes = append(page.Notes, "No draws.parquet: the similarity densities need the draws.")
 		} else {
-			figs, err := densityFigures(ctx, filepath.Join(cfg.Fit, DrawsFile), pairs, vectors, cfg.Pairs)
+			figs, err := densityFigures(ctx, filepath.Join(cfg.Fit, DrawsFile), pairs, vectors, cfg.Pairs, lines)
 			if err != nil {
 				return st, err
 			}
@@ -210,6 +214,16 @@ func Report(ctx context.Context, cfg ReportConfig) (ReportStats, error) {
 	page.Settings = settings
 	st.Plots = len(page.Diagnostics) + len(page.Densities)
 
+	if cfg.Output == StdioPath {
+		var buf bytes.Buffer
+		if err := reportTemplate().Execute(&buf, page); err != nil {
+			return st, err
+		}
+		if _, err := buf.WriteTo(stdoutOr(cfg.Stdout)); err != nil {
+			return st, fmt.Errorf("standard output: %w", err)
+		}
+		return st, nil
+	}
 	f, err := atomicfile.Create(cfg.Output)
 	if err != nil {
 		return st, err
@@ -291,6 +305,14 @@ func diagnosticFigures(path string) ([]figure, error) {
 		return nil, err
 	}
 	defer r.Close()
+	// The reference lines are the fit's rule (convergence): R-hat above
+	// 1.01, or a bulk ESS below 100 per chain, the chains the summary's
+	// settings record (4 if they do not).
+	fit := FitConfig{Chains: 4}
+	if raw, ok := r.Meta().Config.(json.RawMessage); ok {
+		_ = json.Unmarshal(raw, &fit)
+	}
+	minESS := float64(essPerChainMinimum * max(fit.Chains, 1))
 	var rhat, ess []float32
 	undefined := 0
 	buf := make([]formats.SummaryRow, 4096)
@@ -325,9 +347,9 @@ func diagnosticFigures(path string) ([]figure, error) {
 		bad                       func(float64) bool
 	}{
 		{"rhat", "R-hat of every coordinate", "rank-normalised split R-hat",
-			"The dashed line marks 1.01; coordinates to its right have not converged.", rhat, RhatThreshold, func(x float64) bool { return x > RhatThreshold }},
+			fmt.Sprintf("The dashed line marks %g; coordinates to its right have not converged.", rhatThreshold), rhat, rhatThreshold, func(x float64) bool { return x > rhatThreshold }},
 		{"ess", "Bulk ESS of every coordinate", "bulk effective sample size",
-			"The dashed line marks 400; coordinates to its left have too few effective draws.", ess, ESSThreshold, func(x float64) bool { return x < ESSThreshold }},
+			fmt.Sprintf("The dashed line marks %.0f (%d per chain); coordinates to its left have too few effective draws.", minESS, essPerChainMinimum), ess, minESS, func(x float64) bool { return x < minESS }},
 	} {
 		vals := make(plotter.Values, len(h.vals))
 		bad := 0
@@ -368,8 +390,9 @@ func diagnosticFigures(path string) ([]figure, error) {
 }
 
 // densityFigures recomputes the cosine of every pair in every draw and
-// draws one kernel density per chain.
-func densityFigures(ctx context.Context, drawsPath string, names [][2]string, vectors, pairsFile string) ([]figure, error) {
+// draws one kernel density per chain. The pairs come from pairsFile, at
+// lines, or from similarity.parquet where pairsFile is "".
+func densityFigures(ctx context.Context, drawsPath string, names [][2]string, vectors, pairsFile string, lines []int) ([]figure, error) {
 	kind, err := posterior.ParseVectorKind(vectors)
 	if err != nil {
 		return nil, err
@@ -385,15 +408,15 @@ func densityFigures(ctx context.Context, drawsPath string, names [][2]string, ve
 		a, okA := index[pr[0]]
 		b, okB := index[pr[1]]
 		if !okA || !okB {
-			src := SimilarityFile
+			src := fmt.Sprintf("%s: pair %d", SimilarityFile, k+1)
 			if pairsFile != "" {
-				src = pairsFile
+				src = fmt.Sprintf("%s:%d: pair", pairsFile, lines[k])
 			}
 			missing := pr[0]
 			if okA {
 				missing = pr[1]
 			}
-			return nil, fmt.Errorf("%s: pair %d (%q, %q) is not among the tokens of %s%s", src, k+1, pr[0], pr[1], drawsPath, tokenHint(missing, index))
+			return nil, fmt.Errorf("%s (%q, %q) is not among the tokens of %s%s", src, pr[0], pr[1], drawsPath, tokenHint(missing, index))
 		}
 		pairs[k] = posterior.Pair{A: a, B: b}
 	}
@@ -498,35 +521,11 @@ func kernelDensity(x []float64, lo, hi float64, n int) plotter.XYs {
 	return out
 }
 
-// runSettings returns the settings of every stage from the manifest of a
-// pwe run (in the fit directory's parent), or else the pwe.config of each
-// file of the fit directory.
+// runSettings returns the settings of every stage from the manifest of the
+// pwe run that made the fit (manifestSettings), or else the pwe.config of
+// each file of the fit directory.
 func runSettings(fit string) ([]setting, error) {
-	man := filepath.Join(filepath.Dir(filepath.Clean(fit)), "manifest.json")
-	if data, err := os.ReadFile(man); err == nil {
-		var m struct {
-			Stages []struct {
-				Name     string          `json:"name"`
-				Settings json.RawMessage `json:"settings"`
-				Seed     uint64          `json:"seed"`
-				Seconds  float64         `json:"seconds"`
-				Version  string          `json:"pwe_version"`
-			} `json:"stages"`
-		}
-		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", man, err)
-		}
-		var out []setting
-		for _, s := range m.Stages {
-			var pretty bytes.Buffer
-			if err := json.Indent(&pretty, s.Settings, "", "  "); err != nil {
-				pretty.Write(s.Settings)
-			}
-			out = append(out, setting{
-				Source: fmt.Sprintf("%s stage (manifest.json; seed %d, %.2fs, pwe %s)", s.Name, s.Seed, s.Seconds, s.Version),
-				JSON:   pretty.String(),
-			})
-		}
+	if out := manifestSettings(fit); out != nil {
 		return out, nil
 	}
 	var out []setting
@@ -554,6 +553,69 @@ func runSettings(fit string) ([]setting, error) {
 		out = append(out, setting{Source: fmt.Sprintf("%s (pwe.config, pwe %s)", f.name, meta.Version), JSON: pretty.String()})
 	}
 	return out, nil
+}
+
+// runManifest is where pwe run keeps the manifest of the run a fit
+// directory belongs to: beside it.
+func runManifest(fit string) string {
+	return filepath.Join(filepath.Dir(filepath.Clean(fit)), "manifest.json")
+}
+
+// manifestSettings returns the settings of every stage of the run whose
+// manifest lies beside fit, or nil unless that manifest is pwe run's and
+// records fit's map.parquet, as it is now, as an output of its fit stage:
+// a fit made later into a run's directory by pwe fit, or a manifest.json
+// of another program, says nothing of this fit.
+func manifestSettings(fit string) []setting {
+	data, err := os.ReadFile(runManifest(fit))
+	if err != nil {
+		return nil
+	}
+	var m struct {
+		Stages []struct {
+			Name     string              `json:"name"`
+			Settings json.RawMessage     `json:"settings"`
+			Seed     uint64              `json:"seed"`
+			Seconds  float64             `json:"seconds"`
+			Version  string              `json:"pwe_version"`
+			Outputs  []input.Fingerprint `json:"outputs"`
+		} `json:"stages"`
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	mapPath := filepath.Join(fit, MapFile)
+	fi, err := os.Stat(mapPath)
+	if err != nil {
+		return nil
+	}
+	ours := false
+	for _, st := range m.Stages {
+		for _, o := range st.Outputs {
+			if st.Name != "fit" || filepath.Base(o.Path) != MapFile || o.Size != fi.Size() {
+				continue
+			}
+			if oi, err := os.Stat(o.Path); err == nil && os.SameFile(fi, oi) {
+				fp, err := input.FingerprintFile(mapPath)
+				ours = ours || err == nil && fp.SHA256 == o.SHA256
+			}
+		}
+	}
+	if !ours {
+		return nil
+	}
+	var out []setting
+	for _, s := range m.Stages {
+		var pretty bytes.Buffer
+		if err := json.Indent(&pretty, s.Settings, "", "  "); err != nil {
+			pretty.Write(s.Settings)
+		}
+		out = append(out, setting{
+			Source: fmt.Sprintf("%s stage (manifest.json; seed %d, %.2fs, pwe %s)", s.Name, s.Seed, s.Seconds, s.Version),
+			JSON:   pretty.String(),
+		})
+	}
+	return out
 }
 
 // fileMeta returns a function reading the metadata of a file of rows T.

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"image/png"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pwe-project/pwe/formats/input"
 )
 
 // htmlDoc is what the test reads back from a report.
@@ -142,11 +146,31 @@ func TestReport(t *testing.T) {
 		t.Errorf("settings %q lack the fit's and summarize's settings", doc.settings)
 	}
 
-	// With a manifest beside the fit directory, as pwe run leaves it.
-	manifest := `{"stages": [{"name": "fit", "settings": {"dim": 3, "chains": 2, "prior_sd": 0.75}, "seed": 11, "seconds": 1.5, "pwe_version": "test"}]}`
-	if err := os.WriteFile(filepath.Join(filepath.Dir(fit), "manifest.json"), []byte(manifest), 0o644); err != nil {
+	// The ESS histogram's line is fit's rule for the fit's chains.
+	page, err := os.ReadFile(out)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if want := fmt.Sprintf("marks %d (100 per chain)", 100*fitFixtureChains); !strings.Contains(string(page), want) {
+		t.Errorf("the ESS caption does not say %q", want)
+	}
+
+	// With a manifest beside the fit directory, as pwe run leaves it: its
+	// settings are the run's only if its fit stage wrote this map.parquet.
+	mapFP, err := input.FingerprintFile(filepath.Join(fit, MapFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestPath := filepath.Join(filepath.Dir(fit), "manifest.json")
+	writeManifest := func(fp input.Fingerprint) {
+		t.Helper()
+		outs, _ := json.Marshal([]input.Fingerprint{fp})
+		manifest := `{"stages": [{"name": "fit", "settings": {"dim": 3, "chains": 2, "prior_sd": 0.75}, "seed": 11, "seconds": 1.5, "pwe_version": "test", "outputs": ` + string(outs) + `}]}`
+		if err := os.WriteFile(manifestPath, []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeManifest(mapFP)
 	// Densities of the pairs of a file, in place of similarity.parquet's.
 	pairs := filepath.Join(t.TempDir(), "pairs.txt")
 	os.WriteFile(pairs, []byte(nd.tokens[3]+"\t"+nd.tokens[8]+"\n"), 0o644)
@@ -162,9 +186,48 @@ func TestReport(t *testing.T) {
 	}
 	checkPNG(t, "density-0", doc.imgs["density-0"])
 
-	os.WriteFile(pairs, []byte(nd.tokens[3]+"\tzzzunknown\n"), 0o644)
-	if _, err := Report(context.Background(), ReportConfig{Fit: fit, Output: out, Pairs: pairs}); err == nil || !strings.Contains(err.Error(), pairs) {
-		t.Errorf("unknown token: %v", err)
+	// A manifest of another fit, or of another program: the files' settings.
+	other := mapFP
+	other.SHA256 = strings.Repeat("0", 64)
+	for name, write := range map[string]func(){
+		"another fit's map": func() { writeManifest(other) },
+		"not pwe's":         func() { os.WriteFile(manifestPath, []byte(`{"stages": "none"}`), 0o644) },
+	} {
+		write()
+		if _, err := Report(context.Background(), ReportConfig{Fit: fit, Output: out}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if doc := parseReport(t, out); len(doc.settings) != 3 || strings.Contains(doc.settings[0], "prior_sd\": 0.75") {
+			t.Errorf("%s: settings %q, want the files'", name, doc.settings)
+		}
+	}
+
+	// Standard output gets the page, whole; no file named "-" appears.
+	var stdout bytes.Buffer
+	t.Chdir(t.TempDir())
+	if _, err := Report(context.Background(), ReportConfig{Fit: fit, Output: StdioPath, Stdout: &stdout}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(stdout.Bytes(), []byte("<!DOCTYPE html>")) || !bytes.HasSuffix(bytes.TrimSpace(stdout.Bytes()), []byte("</html>")) {
+		t.Errorf("standard output holds %d bytes, not the page", stdout.Len())
+	}
+	if _, err := os.Stat(StdioPath); err == nil {
+		t.Error("a file named - was written")
+	}
+
+	// The report never replaces the files it reads.
+	for _, name := range []string{DrawsFile, MapFile, SummaryFile} {
+		before, _ := os.ReadFile(filepath.Join(fit, name))
+		_, err := Report(context.Background(), ReportConfig{Fit: fit, Output: filepath.Join(fit, name)})
+		after, _ := os.ReadFile(filepath.Join(fit, name))
+		if err == nil || !bytes.Equal(before, after) {
+			t.Errorf("-o %s: %v", name, err)
+		}
+	}
+
+	os.WriteFile(pairs, []byte("# pairs\n\n"+nd.tokens[3]+"\t"+nd.tokens[8]+"\n"+nd.tokens[3]+"\tzzzunknown\n"), 0o644)
+	if _, err := Report(context.Background(), ReportConfig{Fit: fit, Output: out, Pairs: pairs}); err == nil || !strings.Contains(err.Error(), pairs+":4:") {
+		t.Errorf("unknown token on line 4: %v", err)
 	}
 }
 

@@ -17,6 +17,9 @@ import (
 	"github.com/pwe-project/pwe/posterior/diag"
 )
 
+// fitFixtureChains is the number of chains of fitFixture's fit.
+const fitFixtureChains = 2
+
 // fitFixture runs a small Gibbs fit on the Austen fixture and returns its
 // directory.
 func fitFixture(t *testing.T) string {
@@ -25,7 +28,7 @@ func fitFixture(t *testing.T) string {
 	vocab, counts := countFixture(t, dir, 60)
 	w := 20
 	cfg := FitConfig{Counts: counts, Vocab: vocab, Output: filepath.Join(dir, "fit"), Dim: 3, Anchors: "first",
-		Chains: 2, Warmup: &w, Draws: 60, Seed: 11, Memory: 1 << 20}
+		Chains: fitFixtureChains, Warmup: &w, Draws: 60, Seed: 11, Memory: 1 << 20}
 	if _, err := Fit(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}

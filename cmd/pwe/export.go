@@ -15,8 +15,8 @@ func init() {
 		name: "export",
 		args: "FIT_DIR --format word2vec|parquet [--estimate mean|map] -o FILE",
 		summary: `Export point estimates of the vectors.
-The posterior mean (default; from summary.parquet, with the anchors' fixed
-context vectors from map.parquet) or the MAP, as word2vec text (header
+The posterior mean (default; from summary.parquet, the anchors' context
+vectors at the values the draws held them at) or the MAP, as word2vec text (header
 "V D", then a token and D numbers per line; gensim's KeyedVectors reads it,
 and white space inside a token becomes "_") or as Parquet in map.parquet's
 schema (both kinds of vector, anchors marked).`,
