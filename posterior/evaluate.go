@@ -40,15 +40,15 @@ const (
 
 // Metric is one figure of an evaluation.
 type Metric struct {
-	Name      string
-	Estimator string
-	Value     float64
+	Name      string  `json:"metric"`
+	Estimator string  `json:"estimator"`
+	Value     float64 `json:"value"`
 	// N is what Value averages over: the V^2 pairs for the metrics against
 	// the truth, the held-out observations (sum of n_pos + n_neg) for the
 	// log-likelihood.
-	N float64
+	N float64 `json:"n"`
 	// Draws is the number of posterior draws behind Value (0 for the MAP).
-	Draws int
+	Draws int `json:"draws"`
 }
 
 // ProbRMSE returns the root mean square difference, over all V x V pairs,

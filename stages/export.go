@@ -74,10 +74,11 @@ func (c ExportConfig) Validate() error {
 
 // ExportStats describe an export.
 type ExportStats struct {
-	V, D int
+	V int `json:"tokens"`
+	D int `json:"dim"`
 	// Renamed counts the tokens whose white space word2vec's format made
 	// into underscores.
-	Renamed int
+	Renamed int `json:"renamed"`
 }
 
 // Export writes the point estimate.

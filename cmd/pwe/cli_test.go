@@ -232,3 +232,32 @@ func TestRunErrorNamesStage(t *testing.T) {
 		t.Errorf("exit %d, last record %v; want an error of stage tokenize naming the file", code, last)
 	}
 }
+
+// TestEvaluateWithoutDraws: a sampled fit that kept no draws is measured at
+// the MAP alone, which evaluate says, and only then.
+func TestEvaluateWithoutDraws(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	if _, stderr, code := runPwe("--quiet", "simulate", "--vocab-size", "8", "--dim", "2", "--observations", "2000", "-o", p("sim")); code != exitOK {
+		t.Fatal(stderr)
+	}
+	const warning = "only the MAP is measured"
+	for _, save := range []string{"none", "all"} {
+		fit := p("fit-" + save)
+		_, stderr, code := runPwe("--quiet", "fit", "--counts", p("sim/counts.parquet"), "--vocab", p("sim/vocab.parquet"), "-o", fit,
+			"--dim", "2", "--chains", "2", "--warmup", "10", "--draws", "10", "--threads", "1", "--save-draws", save)
+		if code != exitOK {
+			t.Fatal(stderr)
+		}
+		stdout, stderr, code := runPwe("evaluate", fit, "--truth", p("sim/truth.parquet"))
+		if code != exitOK {
+			t.Fatal(stderr)
+		}
+		if strings.Contains(stderr, warning) != (save == "none") {
+			t.Errorf("--save-draws %s: stderr %q", save, stderr)
+		}
+		if rows := strings.Count(stdout, "\n") - 1; (rows == 1) != (save == "none") {
+			t.Errorf("--save-draws %s: %d figures:\n%s", save, rows, stdout)
+		}
+	}
+}

@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/pwe-project/pwe/pipeline"
@@ -44,8 +48,12 @@ and prints the table.`,
 				if err != nil {
 					return fmt.Errorf("evaluate: %w", err)
 				}
+				log := e.stage("evaluate")
+				if mapOnly(cfg.Fit) {
+					log.Warn(fmt.Sprintf("%s holds a summary of draws but not the draws (the fit kept none: --save-draws none): only the MAP is measured", cfg.Fit))
+				}
 				// The table is the command's data: stdout, whatever --quiet.
-				e.stage("evaluate").Info(fmt.Sprintf("%d figures -> %s", len(ms), cfg.WithDefaults().Output),
+				log.Info(fmt.Sprintf("%d figures -> %s", len(ms), cfg.WithDefaults().Output),
 					slog.Any(pipeline.StatsKey, ms))
 				return printMetrics(e.stdout, ms)
 			}
@@ -61,4 +69,12 @@ func printMetrics(w io.Writer, ms []posterior.Metric) error {
 		fmt.Fprintf(tw, "%s\t%s\t%.6f\t%.0f\t%d\t\n", m.Name, m.Estimator, m.Value, m.N, m.Draws)
 	}
 	return tw.Flush()
+}
+
+// mapOnly reports whether fit is a sampled fit whose draws were not kept,
+// which evaluate can measure only at the MAP.
+func mapOnly(fit string) bool {
+	_, errDraws := os.Stat(filepath.Join(fit, stages.DrawsFile))
+	_, errSummary := os.Stat(filepath.Join(fit, stages.SummaryFile))
+	return errors.Is(errDraws, fs.ErrNotExist) && errSummary == nil
 }
