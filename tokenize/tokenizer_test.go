@@ -190,6 +190,11 @@ func TestReadStopwords(t *testing.T) {
 	}{
 		{"the\n\nNew York\n", 3},
 		{"a\n\xff\n", 2},
+		// Words the tokenizer never gives as one token.
+		{"the\ne-mail\n", 2},
+		{"C++\n", 1},
+		{"of\nin\n日本\n", 3},
+		{"the\n...\n", 2},
 	} {
 		_, err := ReadStopwords(strings.NewReader(c.in))
 		var se *StopwordError
