@@ -278,7 +278,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 			// Nor its configuration file, beside the corpus (paths: [.]).
 			in.Skip = append(in.Skip, c.file)
 		}
-		paths, err := input.ExpandSkipping(in.Paths, in.Skip...)
+		paths, err := input.ExpandOnce(in.Paths, in.Skip...)
 		if err != nil {
 			return nil, err
 		}

@@ -101,7 +101,7 @@ func (t TextInput) open(p ReadProgress, others []string, outputs ...string) (*in
 	if err != nil {
 		return nil, 0, err
 	}
-	paths, err := input.ExpandSkipping(t.Paths, t.Skip...)
+	paths, err := input.ExpandOnce(t.Paths, t.Skip...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -10,6 +10,7 @@ var (
 	ErrNoMatch       = errors.New("input: pattern matches no files")
 	ErrNoFiles       = errors.New("input: directory contains no files")
 	ErrStdinTwice    = errors.New(`input: "-" (stdin) given more than once`)
+	ErrNamedTwice    = errors.New("input: the file is named more than once, and would be counted as often")
 	ErrSkippedDir    = errors.New("input: the directory holds the run's outputs, so it is not read as input")
 	ErrWrongMagic    = errors.New("input: data does not match the file extension")
 	ErrCorrupt       = errors.New("input: corrupt or truncated compressed data")

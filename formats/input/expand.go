@@ -1,6 +1,7 @@
 package input
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,18 +31,40 @@ func Expand(args []string) ([]string, error) { return ExpandSkipping(args) }
 // inside it is taken as given; so is a skipped file named itself. Paths
 // that do not exist are ignored.
 func ExpandSkipping(args []string, skip ...string) ([]string, error) {
+	out, _, err := expand(args, skip)
+	return out, err
+}
+
+// ExpandOnce is ExpandSkipping, which refuses a file that the arguments
+// name more than once (namedOnce): the corpus a stage reads.
+func ExpandOnce(args []string, skip ...string) ([]string, error) {
+	out, from, err := expand(args, skip)
+	if err != nil {
+		return nil, err
+	}
+	if err := namedOnce(out, from, args); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// expand is ExpandSkipping, which also returns the argument that gave each
+// path, by its index.
+func expand(args, skip []string) (out []string, from []int, err error) {
 	var skipped []fs.FileInfo
 	for _, d := range skip {
 		if info, err := os.Stat(d); err == nil {
 			skipped = append(skipped, info)
 		}
 	}
-	var out []string
 	stdinSeen := false
-	for _, arg := range args {
+	for a, arg := range args {
+		for len(from) < len(out) {
+			from = append(from, a-1)
+		}
 		if arg == "-" {
 			if stdinSeen {
-				return nil, &ParseError{Path: arg, Err: ErrStdinTwice}
+				return nil, nil, &ParseError{Path: arg, Err: ErrStdinTwice}
 			}
 			stdinSeen = true
 			out = append(out, arg)
@@ -54,43 +77,77 @@ func ExpandSkipping(args []string, skip ...string) ([]string, error) {
 		info, err := os.Stat(arg)
 		if err == nil {
 			if out, err = appendPath(out, arg, info, skipped); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
 		if !strings.ContainsAny(arg, `*?[\`) {
-			return nil, &ParseError{Path: arg, Err: unwrapPathError(err)}
+			return nil, nil, &ParseError{Path: arg, Err: unwrapPathError(err)}
 		}
 		if hasGlobStar(arg) {
 			files, err := globStar(arg, skipped)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			out = append(out, files...)
 			continue
 		}
 		matches, gerr := filepath.Glob(arg)
 		if gerr != nil {
-			return nil, &ParseError{Path: arg, Err: gerr}
+			return nil, nil, &ParseError{Path: arg, Err: gerr}
 		}
 		matches = slices.DeleteFunc(matches, func(m string) bool { return hiddenMatch(arg, m) })
 		if len(matches) == 0 {
-			return nil, &ParseError{Path: arg, Err: ErrNoMatch}
+			return nil, nil, &ParseError{Path: arg, Err: ErrNoMatch}
 		}
 		for _, m := range matches {
 			info, err := os.Stat(m)
 			if err != nil {
-				return nil, &ParseError{Path: m, Err: unwrapPathError(err)}
+				return nil, nil, &ParseError{Path: m, Err: unwrapPathError(err)}
 			}
 			if isSkipped(skipped, info) {
 				continue // not named, only matched
 			}
 			if out, err = appendPath(out, m, info, skipped); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return out, nil
+	for len(from) < len(out) {
+		from = append(from, len(args)-1)
+	}
+	return out, from, nil
+}
+
+// namedOnce refuses a file that paths hold twice, by the same name or by
+// two (through "..", a symbolic link or a pattern that overlaps a
+// directory), naming it and the arguments that named it: read twice, its
+// tokens would count twice. from[i] is the argument that gave paths[i].
+func namedOnce(paths []string, from []int, args []string) error {
+	seen := make(map[string]int, len(paths))
+	for i, p := range paths {
+		if p == "-" || p == sample.Name {
+			continue
+		}
+		key, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			key, err = filepath.Abs(key)
+		}
+		if err != nil {
+			continue // the reader reports it
+		}
+		j, ok := seen[key]
+		if !ok {
+			seen[key] = i
+			continue
+		}
+		by := fmt.Sprintf("%q and %q", args[from[j]], args[from[i]])
+		if args[from[j]] == args[from[i]] {
+			by = fmt.Sprintf("%q, twice", args[from[i]])
+		}
+		return &ParseError{Path: p, Err: fmt.Errorf("%w (named by %s); name it once", ErrNamedTwice, by)}
+	}
+	return nil
 }
 
 // hiddenMatch reports whether match, a match of pattern, has a hidden name
@@ -133,7 +190,7 @@ func appendPath(out []string, path string, info fs.FileInfo, skipped []fs.FileIn
 		return nil, &ParseError{Path: path, Err: ErrSkippedDir}
 	}
 	n := len(out)
-	err := walkFiles(path, skipped, func(string) bool { return true }, func(p string) {
+	err := walkFiles(path, skipped, nil, func(string) bool { return true }, func(p string) {
 		out = append(out, p)
 	})
 	if err != nil {
@@ -146,10 +203,11 @@ func appendPath(out []string, path string, info fs.FileInfo, skipped []fs.FileIn
 }
 
 // walkFiles walks root in lexical order, as Expand walks a directory:
-// names below root that begin with '.' are skipped, and so are the
-// skipped directories. It calls file for each regular file, or link to
-// one, and descends into a directory only where dir says so.
-func walkFiles(root string, skipped []fs.FileInfo, dir func(path string) bool, file func(path string)) error {
+// names below root that begin with '.' are skipped, but where hidden (if
+// not nil) takes them, and so are the skipped directories. It calls file
+// for each regular file, or link to one, and descends into a directory
+// only where dir says so.
+func walkFiles(root string, skipped []fs.FileInfo, hidden, dir func(path string) bool, file func(path string)) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -157,7 +215,7 @@ func walkFiles(root string, skipped []fs.FileInfo, dir func(path string) bool, f
 		if p == root {
 			return nil
 		}
-		if strings.HasPrefix(d.Name(), ".") {
+		if strings.HasPrefix(d.Name(), ".") && (hidden == nil || !hidden(p)) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}

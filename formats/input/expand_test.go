@@ -2,6 +2,7 @@ package input
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -179,6 +180,11 @@ func TestExpandGlobStar(t *testing.T) {
 		{"*/**/20??/0[1-9]/*.txt", ps("corpus/2024/01/h.txt", "other/2024/01/j.txt")},
 		{"c*s/**/2024/*/*", ps("corpus/2024/01/h.txt", "corpus/2024/02/i.md")},
 		{"**/j.txt", ps("other/2024/01/j.txt")},
+		// A segment that spells the dot matches a hidden name, as in the
+		// shell and Python's glob; "**" still passes over them.
+		{"corpus/**/.cache/*.txt", ps("corpus/sub/.cache/e.txt")},
+		{"corpus/**/.*", ps("corpus/.git/config.txt", "corpus/.hidden.txt", "corpus/sub/.cache/e.txt")}, // directories read whole
+		{"corpus/**/.*/*", ps("corpus/.git/config.txt", "corpus/sub/.cache/e.txt")},
 		{"corpus//**/", ps("corpus/2024/01/h.txt", "corpus/2024/02/i.md", "corpus/Z.txt", "corpus/a.txt.gz",
 			"corpus/b.txt", "corpus/link.txt", "corpus/sub/c.txt", "corpus/sub/deeper/d.jsonl",
 			"corpus/sub/deeper/sub/g.txt")},
@@ -213,7 +219,7 @@ func TestExpandGlobStar(t *testing.T) {
 	}{
 		{"corpus/**/*.csv", ErrNoMatch},
 		{"missing/**/*.txt", ErrNoMatch},
-		{"corpus/**/.cache/*.txt", ErrNoMatch}, // "**" does not enter hidden directories
+		{"corpus/**/e.txt", ErrNoMatch}, // "**" does not enter hidden directories
 		{"corpus/**/[x", filepath.ErrBadPattern},
 		{"[x/**", filepath.ErrBadPattern},
 	} {
@@ -250,5 +256,37 @@ func TestExpandGlobHidden(t *testing.T) {
 	}
 	if _, err := Expand([]string{p("a/*hf.txt")}); !errors.Is(err, ErrNoMatch) {
 		t.Errorf("a pattern matching only a hidden file: %v, want ErrNoMatch", err)
+	}
+}
+
+// TestExpandOnce refuses a file named twice, whatever the names that reach
+// it, and names the arguments; distinct files are kept in order.
+func TestExpandOnce(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"c/a.txt", "c/sub/b.txt", "other.txt"} {
+		writeFile(t, dir, name, []byte("text\n"))
+	}
+	p := func(name string) string { return filepath.Join(dir, name) }
+	if err := os.Symlink(p("c/a.txt"), p("link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ExpandOnce([]string{p("c"), p("other.txt"), "-"})
+	if want := []string{p("c/a.txt"), p("c/sub/b.txt"), p("other.txt"), "-"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("distinct files: %q, %v; want %q", got, err, want)
+	}
+	for _, c := range []struct {
+		args      []string
+		path, say string
+	}{
+		{[]string{p("c"), p("c/**/*.txt")}, p("c/a.txt"), fmt.Sprintf("%q and %q", p("c"), p("c/**/*.txt"))},
+		{[]string{p("c/a.txt"), p("c/sub/../a.txt")}, p("c/sub/../a.txt"), "and"},
+		{[]string{p("other.txt"), p("other.txt")}, p("other.txt"), "twice"},
+		{[]string{p("c/a.txt"), p("link.txt")}, p("link.txt"), "and"},
+	} {
+		_, err := ExpandOnce(c.args)
+		wantParseError(t, err, c.path, 0, ErrNamedTwice)
+		if err != nil && !strings.Contains(err.Error(), c.say) {
+			t.Errorf("ExpandOnce(%q): %v does not say %s", c.args, err, c.say)
+		}
 	}
 }

@@ -20,10 +20,12 @@ func hasGlobStar(pattern string) bool {
 // globStar expands a pattern with "**" segments. The part before the first
 // is expanded as filepath.Glob does, and each directory it matches is
 // walked once, in lexical order, as Expand walks a directory (names
-// beginning with '.' and the skipped directories are left out): a file is
-// kept if its path below the directory matches the rest of the pattern, or
-// if a directory on the way to it does, since a matched directory is read
-// whole, as elsewhere. "**" does not match the names left out.
+// beginning with '.' and the skipped directories are left out, but for a
+// name that a segment beginning with '.' matches, as in the shell): a file
+// is kept if its path below the directory matches the rest of the
+// pattern, or if a directory on the way to it does, since a matched
+// directory is read whole, as elsewhere. "**" does not match the names
+// left out.
 func globStar(pattern string, skipped []fs.FileInfo) ([]string, error) {
 	sep := string(filepath.Separator)
 	segs := strings.Split(pattern, sep)
@@ -62,6 +64,8 @@ func globStar(pattern string, skipped []fs.FileInfo) ([]string, error) {
 			return strings.Split(rel, sep)
 		}
 		err = walkFiles(base, skipped, func(p string) bool {
+			return couldMatch(rest, names(p))
+		}, func(p string) bool {
 			n := names(p)
 			return couldMatch(rest, n) || matchedAbove(rest, n)
 		}, func(p string) {
@@ -80,14 +84,12 @@ func globStar(pattern string, skipped []fs.FileInfo) ([]string, error) {
 }
 
 // matchNames reports whether the names of a path match the pattern's
-// segments, "**" matching any number of names. The segments are valid
-// patterns.
+// segments, "**" matching any number of names but hidden ones (beginning
+// with '.'), which only a segment beginning with '.' matches. The segments
+// are valid patterns.
 func matchNames(pat, names []string) bool {
 	for len(pat) > 0 && pat[0] != "**" {
-		if len(names) == 0 {
-			return false
-		}
-		if ok, _ := filepath.Match(pat[0], names[0]); !ok {
+		if len(names) == 0 || !matchSegment(pat[0], names[0]) {
 			return false
 		}
 		pat, names = pat[1:], names[1:]
@@ -96,6 +98,9 @@ func matchNames(pat, names []string) bool {
 		return len(names) == 0
 	}
 	for i := 0; i <= len(names); i++ {
+		if i > 0 && isHidden(names[i-1]) {
+			return false
+		}
 		if matchNames(pat[1:], names[i:]) {
 			return true
 		}
@@ -107,20 +112,26 @@ func matchNames(pat, names []string) bool {
 // are given can match the pattern: whether the names match a beginning of
 // it.
 func couldMatch(pat, names []string) bool {
-	for len(names) > 0 {
-		if len(pat) == 0 {
-			return false
-		}
-		if pat[0] == "**" {
-			return true // it takes the rest of the names
-		}
-		if ok, _ := filepath.Match(pat[0], names[0]); !ok {
-			return false
-		}
-		pat, names = pat[1:], names[1:]
+	switch {
+	case len(names) == 0:
+		return true
+	case len(pat) == 0:
+		return false
+	case pat[0] == "**":
+		return couldMatch(pat[1:], names) || !isHidden(names[0]) && couldMatch(pat, names[1:])
 	}
-	return true
+	return matchSegment(pat[0], names[0]) && couldMatch(pat[1:], names[1:])
 }
+
+// matchSegment reports whether a name matches a segment of a pattern,
+// which must begin with '.' to match a hidden name.
+func matchSegment(seg, name string) bool {
+	ok, _ := filepath.Match(seg, name)
+	return ok && (!isHidden(name) || strings.HasPrefix(seg, "."))
+}
+
+// isHidden reports whether a name is hidden: it begins with '.'.
+func isHidden(name string) bool { return strings.HasPrefix(name, ".") }
 
 // matchedAbove reports whether a directory on the way to the path whose
 // names are given, the walk's root included, matches the pattern.
