@@ -223,7 +223,8 @@ func newFileHashing(path string, r io.Reader, closer io.Closer, h hash.Hash) (*F
 			f.recycle()
 			return nil, &ParseError{Path: path, Err: corrupt(codecGzip, err)}
 		}
-		f.dec = zr
+		zr.Multistream(false)
+		f.dec = &gzipMembers{src: f.buf, zr: zr}
 	case codecZstd:
 		zr, err := zstd.NewReader(f.buf, zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderLowmem(true))
 		if err != nil {
@@ -253,6 +254,67 @@ func newFileHashing(path string, r io.Reader, closer io.Closer, h hash.Hash) (*F
 		f.readHead()
 	}
 	return f, nil
+}
+
+// gzipMembers reads the members of a gzip file one after another, as gzip
+// -d does, and takes zero bytes after the last, the padding that tape and
+// tar blocking leave, as the file's end, as gzip -d does too. Other bytes
+// there are an error: gzip -d warns of them and goes on, but they are more
+// likely a damaged file than anything to pass over in silence.
+type gzipMembers struct {
+	src *bufio.Reader // the gzip reader reads no further than a member
+	zr  *gzip.Reader
+}
+
+// errGzipTrailing is the error for bytes after the last member that are
+// not zero.
+var errGzipTrailing = errors.New("the bytes after the last member are neither another member nor zeros")
+
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	for {
+		n, err := g.zr.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		more, err := g.next()
+		if err != nil || !more {
+			if err == nil {
+				err = io.EOF
+			}
+			return n, err
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// next starts the next member, if one follows, or reads the zeros that end
+// the file.
+func (g *gzipMembers) next() (bool, error) {
+	head, err := g.src.Peek(2)
+	switch {
+	case len(head) == 0 && err == io.EOF:
+		return false, nil
+	case len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b:
+		if err := g.zr.Reset(g.src); err != nil {
+			return false, err
+		}
+		g.zr.Multistream(false)
+		return true, nil
+	}
+	for {
+		b, err := g.src.ReadByte()
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if b != 0 {
+			return false, errGzipTrailing
+		}
+	}
 }
 
 // readHead reads a compressed file's head, which Read then returns first.

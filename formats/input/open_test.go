@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,6 +55,11 @@ func TestOpenDecompresses(t *testing.T) {
 		// Concatenated gzip members and zstd frames form one stream.
 		{"multi.gz", func(t *testing.T) []byte {
 			return append(gzipBytes(t, text[:1000]), gzipBytes(t, text[1000:])...)
+		}, "gzip"},
+		// Zeros after the last member, as tape or tar blocking leaves
+		// them, end the file, as gzip -d takes them.
+		{"padded.gz", func(t *testing.T) []byte {
+			return append(append(gzipBytes(t, text[:1000]), gzipBytes(t, text[1000:])...), make([]byte, 512)...)
 		}, "gzip"},
 		{"multi.zst", func(t *testing.T) []byte {
 			return append(zstdBytes(t, text[:1000]), zstdBytes(t, text[1000:])...)
@@ -270,6 +276,8 @@ func TestOpenErrors(t *testing.T) {
 		{"truncated.gz", gz[:len(gz)/2], ErrCorrupt, false},
 		{"truncated-trailer.gz", gz[:len(gz)-3], ErrCorrupt, false},
 		{"truncated-header.gz", gz[:5], ErrCorrupt, true},
+		{"trailing-garbage.gz", append(slices.Clone(gz), "not gzip"...), ErrCorrupt, false},
+		{"zeros-then-garbage.gz", append(append(slices.Clone(gz), make([]byte, 16)...), 'x'), ErrCorrupt, false},
 		{"truncated.zst", zst[:len(zst)/2], ErrCorrupt, false},
 		{"truncated.bz2", bz2[:len(bz2)/2], ErrCorrupt, false},
 		{"corrupt.bz2", corruptBz2, ErrCorrupt, false},
