@@ -13,6 +13,7 @@ import (
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/internal/bytesize"
+	"github.com/pwe-project/pwe/internal/cleanup"
 	"github.com/pwe-project/pwe/internal/pages"
 )
 
@@ -368,6 +369,7 @@ func (c *Counter) createRunFile() (*os.File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("counts: spill directory: %w", err)
 		}
+		cleanup.Add(dir)
 		c.dir = dir
 	}
 	f, err := os.CreateTemp(c.dir, "run-*")
@@ -400,6 +402,7 @@ func (c *Counter) Close() error {
 	c.runs = nil
 	if c.dir != "" {
 		errs = append(errs, os.RemoveAll(c.dir))
+		cleanup.Forget(c.dir)
 		c.dir = ""
 	}
 	for _, a := range c.accs {

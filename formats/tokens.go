@@ -16,6 +16,7 @@ import (
 	"slices"
 
 	"github.com/pwe-project/pwe/internal/atomicfile"
+	"github.com/pwe-project/pwe/internal/cleanup"
 )
 
 // A token stream is a tokenized corpus: every document as the ids of its
@@ -208,6 +209,7 @@ func (w *TokenStreamWriter) SpillDictionary(dict Dictionary, dir string) error {
 		if err != nil {
 			return fmt.Errorf("formats: spilling the token stream's dictionary: %w", err)
 		}
+		cleanup.Add(f.Name())
 		w.parts = f
 	}
 	if err := checkDictionary(dict); err != nil {
@@ -374,6 +376,7 @@ func (w *TokenStreamWriter) removeParts() {
 	if w.parts != nil {
 		w.parts.Close()
 		os.Remove(w.parts.Name())
+		cleanup.Forget(w.parts.Name())
 		w.parts = nil
 	}
 }

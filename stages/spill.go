@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pwe-project/pwe/formats"
+	"github.com/pwe-project/pwe/internal/cleanup"
 	"github.com/pwe-project/pwe/posterior"
 )
 
@@ -40,6 +41,7 @@ func newSpill(dir string, chains, floats int) (*spill, error) {
 			s.remove()
 			return nil, fmt.Errorf("draws spill: %w", err)
 		}
+		cleanup.Add(f.Name())
 		s.files = append(s.files, f)
 		s.bufs = append(s.bufs, bufio.NewWriterSize(f, 1<<20))
 	}
@@ -148,6 +150,7 @@ func (s *spill) remove() {
 	for _, f := range s.files {
 		f.Close()
 		os.Remove(f.Name())
+		cleanup.Forget(f.Name())
 	}
 }
 

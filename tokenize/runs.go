@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/pwe-project/pwe/internal/bytesize"
+	"github.com/pwe-project/pwe/internal/cleanup"
 )
 
 // Runs holds the counts of a corpus whose distinct tokens do not fit in
@@ -53,6 +54,7 @@ func (r *Runs) Spill(c *Counter) error {
 	if err != nil {
 		return fmt.Errorf("tokenize: spilling counts: %w", err)
 	}
+	cleanup.Add(f.Name())
 	var werr error
 	b := make([]byte, 0, 1<<20)
 	var short [8]byte
@@ -79,6 +81,7 @@ func (r *Runs) Spill(c *Counter) error {
 	if werr != nil {
 		f.Close()
 		os.Remove(f.Name())
+		cleanup.Forget(f.Name())
 		return fmt.Errorf("tokenize: spilling counts to %s: %w", f.Name(), werr)
 	}
 	r.mu.Lock()
@@ -156,6 +159,7 @@ func (r *Runs) Close() error {
 	var errs []error
 	for _, f := range r.files {
 		errs = append(errs, f.Close(), os.Remove(f.Name()))
+		cleanup.Forget(f.Name())
 	}
 	r.files, r.sizes = nil, nil
 	return errors.Join(errs...)

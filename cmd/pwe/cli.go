@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pwe-project/pwe/internal/runlock"
 	"github.com/pwe-project/pwe/pipeline"
@@ -90,6 +91,8 @@ type env struct {
 
 	global globalFlags
 	rep    *pipeline.Reporter // nil until the global flags are known
+	// logger is rep's logger, for the goroutine that handles signals.
+	logger atomic.Pointer[slog.Logger]
 }
 
 // globalFlags are accepted before the command name and among any command's
@@ -134,6 +137,7 @@ func (e *env) configure() error {
 		cfg = pipeline.ReporterConfig{Terminal: e.terminal, Width: e.width}
 	}
 	e.rep = pipeline.NewReporter(e.stderr, cfg)
+	e.logger.Store(e.rep.Logger())
 	return err
 }
 

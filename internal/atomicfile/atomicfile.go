@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/pwe-project/pwe/internal/cleanup"
 )
 
 // File is an output being written. Write to it, then call Commit to publish
@@ -63,6 +65,7 @@ func Create(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", path, err)
 	}
+	cleanup.Add(f.Name())
 	return &File{File: f, final: path}, nil
 }
 
@@ -110,6 +113,7 @@ func (f *File) Finish() error {
 	if err != nil {
 		f.done = true
 		os.Remove(f.File.Name())
+		cleanup.Forget(f.File.Name())
 		return fmt.Errorf("writing %s: %w", f.final, err)
 	}
 	return nil
@@ -128,6 +132,7 @@ func (f *File) Commit() error {
 	}
 	f.done = true
 	tmp := f.File.Name()
+	defer cleanup.Forget(tmp)
 	if err := os.Rename(tmp, f.final); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", f.final, err)
@@ -145,4 +150,5 @@ func (f *File) Abort() {
 		f.File.Close()
 	}
 	os.Remove(f.File.Name())
+	cleanup.Forget(f.File.Name())
 }
