@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -112,7 +113,11 @@ func (r *Reader) open(path string) (docSource, error) {
 		hook = r.countRead
 	}
 	named := path != "-" && path != sample.Name
-	zipName := named && strings.EqualFold(filepath.Ext(path), ".zip")
+	// A zip archive is read where it lies only from a regular file: from
+	// a pipe (<(cat a.zip)) or a named pipe, as from standard input, it is
+	// copied to a file first (spoolZip).
+	regular := named && isRegular(path)
+	zipName := regular && strings.EqualFold(filepath.Ext(path), ".zip")
 	tarName := named && isTarName(path)
 	if r.opt.Format == Parquet && !zipName && !tarName && r.csvComma(path) == 0 {
 		return openParquet(path, r.opt.TextColumn, hook)
@@ -125,7 +130,7 @@ func (r *Reader) open(path string) (docSource, error) {
 		return nil, err
 	}
 	if isZipHead(f.head) {
-		if named && f.codec == codecNone {
+		if regular && f.codec == codecNone {
 			f.Close()
 			return r.openZip(path)
 		}
@@ -154,6 +159,12 @@ func (r *Reader) open(path string) (docSource, error) {
 		f.Close()
 	}
 	return src, err
+}
+
+// isRegular reports whether path is a regular file, or a link to one.
+func isRegular(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular()
 }
 
 // openZip opens the zip archive at path as a source of its members'
