@@ -47,6 +47,20 @@ func newNegTable(counts []int64, power float64) (*negTable, bool) {
 			t.last = j
 		}
 	}
+	if math.IsInf(sum, 0) {
+		// A power so large that the powers overflow (count^150): of the
+		// counts relative to the largest, which the powers do not change
+		// but make finite. Only then, so that the tables of the powers
+		// that do not overflow keep their bits.
+		top := float64(slices.Max(counts))
+		sum = 0
+		for j, c := range counts {
+			if c > 0 {
+				t.p[j] = math.Pow(float64(c)/top, power)
+				sum += t.p[j]
+			}
+		}
+	}
 	if t.last < 0 || !(sum > 0) || math.IsInf(sum, 0) {
 		return nil, false
 	}

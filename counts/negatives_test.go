@@ -519,3 +519,32 @@ func TestNegativesBeyond32Bits(t *testing.T) {
 	}
 	rowsEqual(t, "draws beyond 32 bits", want, got)
 }
+
+// TestNegTableLargePower: a power whose powers of the counts overflow
+// gives the distribution of count^power all the same (computed here in
+// logarithms), not a refusal; so do powers that do not overflow.
+func TestNegTableLargePower(t *testing.T) {
+	counts := []int64{0, 1000, 999, 3, 1000, 500}
+	for _, power := range []float64{150, 1e308, 0.75, 2} {
+		tab, ok := newNegTable(counts, power)
+		if !ok {
+			t.Fatalf("power %g refused", power)
+		}
+		// The reference: c^power / sum c^power, each computed as
+		// exp(power log(c / max)).
+		want := make([]float64, len(counts))
+		var sum float64
+		for j, c := range counts {
+			if c > 0 {
+				want[j] = math.Exp(power * math.Log(float64(c)/1000))
+				sum += want[j]
+			}
+		}
+		for j := range want {
+			want[j] /= sum
+			if d := math.Abs(tab.p[j] - want[j]); d > 1e-12 {
+				t.Errorf("power %g: p[%d] = %g, want %g", power, j, tab.p[j], want[j])
+			}
+		}
+	}
+}

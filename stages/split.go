@@ -192,10 +192,18 @@ func (t *thinner) split(row formats.CountRow) (train, test formats.CountRow) {
 // thin returns the held-out part of a count x: Binomial(floor(x), p) whole
 // units, plus the fractional part of x with probability p. Both x - test
 // and test are then exact in float64 (for x < 2^53), so they add up to x.
+// From 2^53 on, where a count is no longer exact, the binomial is drawn by
+// its normal approximation, whose error in distribution (of the order of
+// 1/sqrt(x p (1-p)), below 1e-7 there) is less than the count's rounding:
+// gonum's draw never returned for counts near 1e300.
 func (t *thinner) thin(x float64) float64 {
 	whole := math.Floor(x)
 	var test float64
-	if whole > 0 {
+	switch {
+	case whole >= 1<<53:
+		z := t.rnd.NormFloat64()
+		test = min(max(math.Round(whole*t.p+z*math.Sqrt(whole*t.p*(1-t.p))), 0), whole)
+	case whole > 0:
 		test = distuv.Binomial{N: whole, P: t.p, Src: t.src}.Rand()
 	}
 	if frac := x - whole; frac > 0 && t.rnd.Float64() < t.p {

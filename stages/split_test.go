@@ -175,3 +175,40 @@ func TestSplitRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestThinHugeCounts: counts beyond exact integers (2^53 on) are thinned
+// at once, by the binomial's normal law: within [0, x], with the mean and
+// variance of Binomial(x, p) (z-scores of the mean and the variance of
+// 4000 draws) where float64 can tell them apart, and at the mean, to the
+// float, where the deviation is below its precision (up to the largest
+// float).
+func TestThinHugeCounts(t *testing.T) {
+	th := newThinner(5, 0.3)
+	for _, x := range []float64{1 << 53, 1e20, 1e300, math.MaxFloat64} {
+		const n = 4000
+		mean, sd := x*0.3, math.Sqrt(x*0.3*0.7)
+		if ulp := math.Nextafter(mean, math.Inf(1)) - mean; sd < 1e3*ulp {
+			th.src.Seed(1, 1)
+			if test := th.thin(x); math.Abs(test-mean) > 4*ulp || test > x {
+				t.Errorf("x = %g: held out %g, want %g to the float", x, test, mean)
+			}
+			continue
+		}
+		var sum, sumSq float64
+		for i := range n {
+			th.src.Seed(uint64(i), 1)
+			test := th.thin(x)
+			if !(test >= 0 && test <= x) {
+				t.Fatalf("x = %g: held out %g", x, test)
+			}
+			z := (test - mean) / sd
+			sum += z
+			sumSq += z * z
+		}
+		m := sum / n
+		v := sumSq/n - m*m
+		if zm, zv := m*math.Sqrt(n), (v-1)/math.Sqrt(2.0/n); math.Abs(zm) > 4.5 || math.Abs(zv) > 4.5 {
+			t.Errorf("x = %g: the held-out z-scores have mean %.3g (z = %.2f) and variance %.3g (z = %.2f)", x, m, zm, v, zv)
+		}
+	}
+}
