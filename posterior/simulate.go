@@ -1,6 +1,7 @@
 package posterior
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -112,6 +113,12 @@ const (
 // (target, context) and unique, as in counts.parquet. The result depends
 // only on cfg.
 func Simulate(cfg SimConfig) (*Params, []formats.CountRow, error) {
+	return SimulateContext(context.Background(), cfg)
+}
+
+// SimulateContext is Simulate, which stops with ctx's error when ctx is
+// done.
+func SimulateContext(ctx context.Context, cfg SimConfig) (*Params, []formats.CountRow, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -124,7 +131,7 @@ func Simulate(cfg SimConfig) (*Params, []formats.CountRow, error) {
 			x[k] = sd * r.NormFloat64()
 		}
 	}
-	rows, err := SimulateCounts(truth, cfg)
+	rows, err := simulateCounts(ctx, truth, cfg)
 	return truth, rows, err
 }
 
@@ -133,6 +140,12 @@ func Simulate(cfg SimConfig) (*Params, []formats.CountRow, error) {
 // sorted, unique count rows. Held-out data for a simulated truth are a
 // second call with another seed.
 func SimulateCounts(truth *Params, cfg SimConfig) ([]formats.CountRow, error) {
+	return simulateCounts(context.Background(), truth, cfg)
+}
+
+// simulateCounts is SimulateCounts, which stops with ctx's error when ctx
+// is done: a simulation of 10^10 observations or more runs for minutes.
+func simulateCounts(ctx context.Context, truth *Params, cfg SimConfig) ([]formats.CountRow, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -143,7 +156,12 @@ func SimulateCounts(truth *Params, cfg SimConfig) ([]formats.CountRow, error) {
 	r := rand.New(rand.NewPCG(cfg.Seed, simStreamPairs))
 	draw := pairSampler(cfg, r)
 	agg := newPairAggregator(cfg.V, cfg.N)
-	for range cfg.N {
+	for k := range cfg.N {
+		if k%(1<<16) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		i, j := draw()
 		agg.add(i, j, r.Float64() < sigmoid(truth.Logit(i, j)))
 	}

@@ -96,7 +96,7 @@ func Simulate(ctx context.Context, cfg SimulateConfig) (SimulateStats, error) {
 		return SimulateStats{}, err
 	}
 	sc, _ := cfg.sim()
-	truth, rows, err := posterior.Simulate(sc)
+	truth, rows, err := posterior.SimulateContext(ctx, sc)
 	if err != nil {
 		return SimulateStats{}, err
 	}

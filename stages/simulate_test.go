@@ -2,9 +2,11 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/pwe-project/pwe/formats"
 	"github.com/pwe-project/pwe/posterior"
@@ -100,5 +102,25 @@ func TestSimulateConfigValidate(t *testing.T) {
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("%+v accepted", cfg)
 		}
+	}
+}
+
+// TestSimulateInterrupted: a simulation of 10^12 observations, which would
+// take hours, stops soon after its context is cancelled, and writes
+// nothing.
+func TestSimulateInterrupted(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sim")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	began := time.Now()
+	_, err := Simulate(ctx, SimulateConfig{VocabSize: 20, Dim: 2, Observations: 1e12, Seed: 1, Output: out})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if took := time.Since(began); took > 20*time.Second {
+		t.Errorf("stopped %v after the cancel", took)
+	}
+	if names, _ := filepath.Glob(filepath.Join(out, "*.parquet")); len(names) > 0 {
+		t.Errorf("wrote %v", names)
 	}
 }
