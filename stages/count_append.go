@@ -66,6 +66,12 @@ func (t *appendTarget) check(cfg CountConfig, vfp input.Fingerprint) error {
 	if json.Unmarshal(rawConfig, &old) != nil || json.Unmarshal(t.inputs, &inputs) != nil || len(inputs) == 0 {
 		return fmt.Errorf("%w: pwe.config or pwe.inputs missing or unreadable", ErrAppendMismatch)
 	}
+	// pwe split and pwe simulate write counts too, with other settings
+	// and inputs: their last input is no vocabulary.
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(rawConfig, &keys) != nil || keys["window"] == nil {
+		return fmt.Errorf("%w: they were not written by pwe count (pwe split and pwe simulate write counts too), and only its counts grow by more text", ErrAppendMismatch)
+	}
 	if v := inputs[len(inputs)-1]; v.SHA256 != vfp.SHA256 || v.Size != vfp.Size {
 		return fmt.Errorf("%w: they were counted with the vocabulary %s (%d bytes, sha256 %.12s…), this run uses %s (%d bytes, sha256 %.12s…)",
 			ErrAppendMismatch, v.Path, v.Size, v.SHA256, vfp.Path, vfp.Size, vfp.SHA256)

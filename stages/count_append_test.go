@@ -325,8 +325,18 @@ func TestAppendRefused(t *testing.T) {
 			t.Fatalf("a refused append wrote %s", out)
 		}
 	}
-	// Not counts at all.
+	// Counts, but split's: no count settings to grow them with.
+	if _, err := Split(ctx, SplitConfig{Counts: base.Output, TestFraction: 0.2, Seed: 1, Output: filepath.Join(dir, "split")}); err != nil {
+		t.Fatal(err)
+	}
+	train := filepath.Join(dir, "split", TrainFile)
 	cfg := base
+	cfg.Input.Paths, cfg.Append, cfg.Output = []string{b}, train, out
+	if _, err := Count(ctx, cfg); !errors.Is(err, ErrAppendMismatch) || !strings.Contains(err.Error(), "not written by pwe count") {
+		t.Errorf("split's counts appended to: %v", err)
+	}
+	// Not counts at all.
+	cfg = base
 	cfg.Input.Paths, cfg.Append, cfg.Output = []string{b}, vocab, out
 	if _, err := Count(ctx, cfg); !errors.Is(err, formats.ErrNotPwe) {
 		t.Errorf("vocabulary as earlier counts: %v", err)
