@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -74,9 +75,16 @@ func (w *wholeNumber) String() string { return strconv.Itoa(int(*w)) }
 
 func (w *wholeNumber) Set(s string) error {
 	x, err := strconv.ParseFloat(s, 64)
-	if err != nil || x != math.Trunc(x) || x < 0 || x > math.MaxInt32*float64(1<<30) {
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange) || x != math.Trunc(x) || x < 0:
 		return fmt.Errorf("%q is not a whole number", s)
+	case x > maxWholeNumber:
+		return fmt.Errorf("%s is more than %.4g", s, float64(maxWholeNumber))
 	}
 	*w = wholeNumber(x)
 	return nil
 }
+
+// maxWholeNumber bounds a wholeNumber: 2^61, well inside an int, and far
+// more observations than a simulation can draw (10^9 take minutes).
+const maxWholeNumber = math.MaxInt32 * float64(1<<30)

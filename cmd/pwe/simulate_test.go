@@ -46,6 +46,7 @@ func TestSimulateSplitFitEvaluate(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"simulate", "--vocab-size", "10", "--dim", "2", "--observations", "1.5", "-o", sim}, "not a whole number"},
+		{[]string{"simulate", "--vocab-size", "10", "--dim", "2", "--observations", "1e19", "-o", sim}, "1e19 is more than 2.306e+18"},
 		{[]string{"simulate", "--vocab-size", "1", "--dim", "2", "--observations", "10", "-o", sim}, "vocabulary size 1"},
 		{[]string{"split", filepath.Join(sim, "counts.parquet"), "--test-fraction", "1", "-o", sim}, "test fraction 1"},
 		{[]string{"evaluate", fit}, "nothing to evaluate against"},
