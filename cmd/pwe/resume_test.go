@@ -25,10 +25,7 @@ func TestFitInterruptResume(t *testing.T) {
 		t.Skip("builds the binary and runs four fits")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "pwe")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildPwe(t, dir)
 	pwe := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH=1700000000")
@@ -126,4 +123,15 @@ func read(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// buildPwe builds the pwe binary into dir, for tests that must signal a
+// process of its own, and returns its path.
+func buildPwe(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "pwe")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
