@@ -67,10 +67,14 @@ func newCSVSource(f *File, lineBuf []byte, column string, comma byte, maxRecord 
 		return nil, err
 	}
 	for i, h := range s.header {
-		if h == column {
-			s.col = i
-			break
+		if h != column {
+			continue
 		}
+		if s.col >= 0 {
+			return nil, &ParseError{Path: f.path, Line: 1, Err: fmt.Errorf("%w: the header row names column %q twice (fields %d and %d), so which holds the text is unclear",
+				ErrInvalidCSV, column, s.col+1, i+1)}
+		}
+		s.col = i
 	}
 	if s.col < 0 {
 		return nil, &ParseError{Path: f.path, Line: 1, Err: fmt.Errorf("%w %q in the header row (columns: %s)", ErrNoColumn, column, strings.Join(s.header, ", "))}

@@ -154,6 +154,7 @@ func TestCSVErrors(t *testing.T) {
 		detail string
 	}{
 		{"nocol.csv", []byte(good), Options{TextColumn: "body"}, 1, 0, ErrNoColumn, "columns: text, n"},
+		{"twice.csv", []byte("text,n,text\nfirst,1,other\n"), Options{TextColumn: "text"}, 1, 0, ErrInvalidCSV, `column "text" twice (fields 1 and 3)`},
 		{"fields.csv", []byte(good + "third,3,extra\n"), Options{TextColumn: "text"}, 4, 2, ErrInvalidCSV, "wrong number of fields"},
 		{"quote.csv", []byte(good + "a \"bare\" quote,4\n"), Options{TextColumn: "text"}, 4, 2, ErrInvalidCSV, "bare"},
 		{"empty.csv", nil, Options{TextColumn: "text"}, 1, 0, ErrInvalidCSV, "without a header row"},
@@ -204,6 +205,9 @@ func naiveCSV(data []byte, comma rune, column string) (docs []doc, skipped, errL
 	if col < 0 {
 		return nil, 0, 1, ErrNoColumn
 	}
+	if slices.Contains(header[col+1:], column) {
+		return nil, 0, 1, ErrInvalidCSV
+	}
 	for {
 		rec, err := cr.Read()
 		switch {
@@ -251,6 +255,9 @@ func naiveTSV(data []byte, column string) (docs []doc, skipped, errLine int64, t
 			header = rec
 			if col = slices.Index(header, column); col < 0 {
 				return nil, 0, 1, ErrNoColumn
+			}
+			if slices.Contains(header[col+1:], column) {
+				return nil, 0, 1, ErrInvalidCSV
 			}
 			continue
 		case len(rec) != len(header):
