@@ -120,8 +120,9 @@ type Config struct {
 	// cannot tell an explicit 0 from an unset field).
 	Negatives int
 	// NegPower is the power applied to the vocabulary counts to form the
-	// negative distribution. Default 0.75; 1 is the plain unigram.
-	NegPower float64
+	// negative distribution: default (nil) 0.75; 1 is the plain unigram,
+	// 0 the uniform law over the tokens seen.
+	NegPower *float64
 	// NegMode chooses sampled or expected negatives. Default Sampled.
 	NegMode NegMode
 	// ForceExpected allows Expected negatives for vocabularies larger than
@@ -154,8 +155,9 @@ func (c Config) WithDefaults() Config {
 	if c.Negatives < 0 {
 		c.Negatives = DefaultNegatives
 	}
-	if c.NegPower == 0 {
-		c.NegPower = DefaultNegPower
+	if c.NegPower == nil {
+		p := DefaultNegPower
+		c.NegPower = &p
 	}
 	if c.Memory == 0 {
 		c.Memory = DefaultMemory
@@ -179,8 +181,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("counts: unknown negatives mode %d", int(c.NegMode))
 	case !(c.Subsample >= 0) || math.IsInf(c.Subsample, 0):
 		return fmt.Errorf("counts: subsample threshold %v, want a finite number >= 0 (0 = off)", c.Subsample)
-	case !(c.NegPower > 0) || math.IsInf(c.NegPower, 0):
-		return fmt.Errorf("counts: negative power %v, want a finite number > 0", c.NegPower)
+	case !(*c.NegPower >= 0) || math.IsInf(*c.NegPower, 0):
+		return fmt.Errorf("counts: negative power %v, want a finite number >= 0 (0: uniform)", *c.NegPower)
 	case c.Memory < MinMemory:
 		return fmt.Errorf("counts: memory budget %s, want at least %s", bytesize.Format(c.Memory), bytesize.Format(MinMemory))
 	case c.WorkerBytes < 0:

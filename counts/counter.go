@@ -172,7 +172,7 @@ func New(cfg Config, vocabCounts []int64) (*Counter, error) {
 				v, v, int64(v)*int64(v))
 		}
 		var ok bool
-		if c.neg, ok = newNegTable(vocabCounts, cfg.NegPower); !ok {
+		if c.neg, ok = newNegTable(vocabCounts, *cfg.NegPower); !ok {
 			return nil, errors.New("counts: every vocabulary count is zero, so there is no distribution to draw negatives from")
 		}
 	}

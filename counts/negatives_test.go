@@ -280,7 +280,7 @@ func TestNegativeTotals(t *testing.T) {
 func TestExpectedNegatives(t *testing.T) {
 	cp := newCorpus(31, 60, 50, 30, false)
 	const k = 2
-	rows, _ := runCounter(t, Config{Window: 3, Weighting: Linear, Negatives: k, NegMode: Expected, NegPower: 0.5, TempDir: t.TempDir()},
+	rows, _ := runCounter(t, Config{Window: 3, Weighting: Linear, Negatives: k, NegMode: Expected, NegPower: new(0.5), TempDir: t.TempDir()},
 		cp.counts, cp.docs, 1, nil)
 	ref, _ := refCounts(cp.docs, 3, Linear)
 	wi := map[int32]*big.Rat{}
@@ -394,7 +394,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, cfg := range []Config{
 		{Window: -1}, {Window: MaxWindow + 1}, {Weighting: 7}, {NegMode: 3}, {Subsample: -1}, {Subsample: math.NaN()},
-		{NegPower: -0.5}, {Memory: 1000}, {Workers: -2}, {Weighting: Harmonic, Window: 23},
+		{NegPower: new(-0.5)}, {Memory: 1000}, {Workers: -2}, {Weighting: Harmonic, Window: 23},
 	} {
 		if err := cfg.Validate(); err == nil || !strings.HasPrefix(err.Error(), "counts: ") {
 			t.Errorf("%+v: error %v", cfg, err)
@@ -434,7 +434,7 @@ func TestParse(t *testing.T) {
 		t.Error("ParseNegMode accepted exact")
 	}
 	d := Config{Negatives: -1}.WithDefaults()
-	if d.Window != DefaultWindow || d.Negatives != 1 || d.NegPower != 0.75 || d.Memory != DefaultMemory || d.Workers != 1 {
+	if d.Window != DefaultWindow || d.Negatives != 1 || *d.NegPower != 0.75 || d.Memory != DefaultMemory || d.Workers != 1 {
 		t.Errorf("defaults: %+v", d)
 	}
 	if n := (Config{}).WithDefaults().Negatives; n != 0 {
@@ -522,10 +522,11 @@ func TestNegativesBeyond32Bits(t *testing.T) {
 
 // TestNegTableLargePower: a power whose powers of the counts overflow
 // gives the distribution of count^power all the same (computed here in
-// logarithms), not a refusal; so do powers that do not overflow.
+// logarithms), not a refusal; so do powers that do not overflow, and 0,
+// the uniform law over the tokens counted.
 func TestNegTableLargePower(t *testing.T) {
 	counts := []int64{0, 1000, 999, 3, 1000, 500}
-	for _, power := range []float64{150, 1e308, 0.75, 2} {
+	for _, power := range []float64{150, 1e308, 0.75, 2, 0} {
 		tab, ok := newNegTable(counts, power)
 		if !ok {
 			t.Fatalf("power %g refused", power)

@@ -40,7 +40,7 @@ func TestREADMEConfigLoads(t *testing.T) {
 		{"tokenize.tokenizer.stopwords_file (relative to the file)", cfg.Tokenize.Tokenizer.StopwordsFile, filepath.Join(filepath.Dir(path), "stop.txt")},
 		{"count.window", cfg.Count.Window, 5},
 		{"count.weighting", cfg.Count.Weighting, "uniform"},
-		{"count.neg_power", cfg.Count.NegPower, 0.75},
+		{"count.neg_power", *cfg.Count.NegPower, 0.75},
 		{"fit.dim", cfg.Fit.Dim, 20},
 		{"fit.anchors", cfg.Fit.Anchors, "volume"},
 		{"fit.group_moves", *cfg.Fit.GroupMoves, 20},

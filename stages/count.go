@@ -47,8 +47,9 @@ type CountConfig struct {
 	// Negatives is K, the negative samples per positive pair (default 1 when
 	// nil; 0 writes none).
 	Negatives *int `json:"negatives" yaml:"negatives"`
-	// NegPower raises the unigram distribution of negatives (default 0.75).
-	NegPower float64 `json:"neg_power" yaml:"neg_power"`
+	// NegPower raises the unigram distribution of negatives (default 0.75
+	// when nil; 0: uniform over the vocabulary's tokens).
+	NegPower *float64 `json:"neg_power" yaml:"neg_power"`
 	// NegativesMode is "sampled" (default) or "expected".
 	NegativesMode string `json:"negatives_mode" yaml:"negatives_mode"`
 	// ForceExpected allows expected negatives above the vocabulary limit.
@@ -109,8 +110,9 @@ func (c CountConfig) WithDefaults() CountConfig {
 		k := 1
 		c.Negatives = &k
 	}
-	if c.NegPower == 0 {
-		c.NegPower = 0.75
+	if c.NegPower == nil {
+		p := counts.DefaultNegPower
+		c.NegPower = &p
 	}
 	if c.NegativesMode == "" {
 		c.NegativesMode = "sampled"

@@ -86,7 +86,7 @@ func (t *appendTarget) check(cfg CountConfig, vfp input.Fingerprint) error {
 		{"oov", old.OOV, cfg.OOV},
 		{"subsample", old.Subsample, cfg.Subsample},
 		{"negatives", *old.Negatives, *cfg.Negatives},
-		{"neg-power", old.NegPower, cfg.NegPower},
+		{"neg-power", *old.NegPower, *cfg.NegPower},
 		{"negatives-mode", old.NegativesMode, cfg.NegativesMode},
 	} {
 		if s.was != s.now {

@@ -53,8 +53,8 @@ type MovieLensConfig struct {
 	// Negatives is K, the negatives per positive pair (default 1 when nil).
 	Negatives *int `json:"negatives" yaml:"negatives"`
 	// NegPower raises the movie counts of the negative distribution
-	// (default 0.75).
-	NegPower float64 `json:"neg_power" yaml:"neg_power"`
+	// (default 0.75 when nil; 0: uniform over the movies).
+	NegPower *float64 `json:"neg_power" yaml:"neg_power"`
 	// Seed drives the choice of MaxPerUser ratings and the negatives.
 	Seed uint64 `json:"seed" yaml:"seed"`
 
@@ -94,8 +94,9 @@ func (c MovieLensConfig) WithDefaults() MovieLensConfig {
 		k := counts.DefaultNegatives
 		c.Negatives = &k
 	}
-	if c.NegPower == 0 {
-		c.NegPower = counts.DefaultNegPower
+	if c.NegPower == nil {
+		p := counts.DefaultNegPower
+		c.NegPower = &p
 	}
 	if c.Memory == 0 {
 		c.Memory = DefaultMemory

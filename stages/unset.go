@@ -7,8 +7,8 @@ package stages
 // count with a window of 5, unannounced. The stages themselves cannot tell
 // an explicit zero from an unset field.
 var ZeroIsUnset = map[string][]string{
-	"count":     {"window", "neg_power"},
-	"movielens": {"min_rating", "neg_power"},
+	"count":     {"window"},
+	"movielens": {"min_rating"},
 	"fit":       {"dim", "map_starts", "chains", "draws", "thin", "inner", "prior_sd"},
 	"summarize": {"top"},
 	"report":    {"max_pairs"},

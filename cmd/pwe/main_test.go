@@ -49,7 +49,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"count", "x.txt", "--vocab", "v", "-o", "c.parquet", "--negatives", "-1"}, exitUsage, "negatives -1 is negative"},
 		// Where zero means what it says, it passes (and the missing files fail).
 		{[]string{"count", "/no/such.txt", "--vocab", "/no/v.parquet", "-o", filepath.Join(t.TempDir(), "c.parquet"),
-			"--negatives", "0", "--seed", "0", "--subsample", "0", "--threads", "0"}, exitRuntime, "/no/v.parquet"},
+			"--negatives", "0", "--seed", "0", "--subsample", "0", "--threads", "0", "--neg-power", "0"}, exitRuntime, "/no/v.parquet"},
+		{[]string{"count", "x.txt", "--vocab", "v", "-o", "c.parquet", "--neg-power", "-1"}, exitUsage, "negative power -1, want a finite number >= 0"},
 		{[]string{"tokenize", "/no/such/file.txt", "-o", filepath.Join(t.TempDir(), "v.parquet")}, exitRuntime, "/no/such/file.txt"},
 		{[]string{"inspect", "/no/such.parquet"}, exitRuntime, "no/such.parquet"},
 		{[]string{"inspect", "/no/such.parquet", "--rows", "-2"}, exitUsage, "--rows -2: want a count of rows, or -1 for all"},

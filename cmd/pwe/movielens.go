@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/pwe-project/pwe/counts"
 	"github.com/pwe-project/pwe/pipeline"
 	"github.com/pwe-project/pwe/stages"
 )
@@ -42,7 +43,8 @@ DIR/vocab.parquet (external_id = movieId) and DIR/counts.parquet.`,
 			fs.IntVar(&cfg.MinUserRatings, "min-user-ratings", 0, "drop users with fewer than `n` ratings of kept movies (0: off)")
 			fs.IntVar(&perUser, "max-per-user", perUser, "keep at most `n` random ratings per user (0: all)")
 			fs.IntVar(&negatives, "negatives", negatives, "negative samples `K` per positive pair")
-			fs.Float64Var(&cfg.NegPower, "neg-power", 0.75, "negatives follow movie counts to this `power`")
+			negPower := counts.DefaultNegPower
+			fs.Float64Var(&negPower, "neg-power", negPower, "negatives follow movie counts to this `power` (0: uniform)")
 			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed` for --max-per-user and negatives")
 			fs.Var(&memory, "memory", "memory `budget` for the whole stage, e.g. 512MiB")
 			fs.StringVar(&cfg.TempDir, "temp-dir", "", "`directory` for spilled runs (default: the system's)")
@@ -53,7 +55,7 @@ DIR/vocab.parquet (external_id = movieId) and DIR/counts.parquet.`,
 				}
 				cfg.Ratings = args[0]
 				limitThreads(cfg.Threads)
-				cfg.TopMovies, cfg.MaxPerUser, cfg.Negatives = &top, &perUser, &negatives
+				cfg.TopMovies, cfg.MaxPerUser, cfg.Negatives, cfg.NegPower = &top, &perUser, &negatives, &negPower
 				cfg.Memory = int64(memory)
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("movielens: %v", err)

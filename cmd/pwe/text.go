@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/pwe-project/pwe/counts"
 	"github.com/pwe-project/pwe/internal/version"
 	"github.com/pwe-project/pwe/pipeline"
 	"github.com/pwe-project/pwe/stages"
@@ -96,7 +97,7 @@ same.`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var cfg stages.CountConfig
 			memory := pipeline.Bytes(stages.DefaultMemory)
-			negatives := 1
+			negatives, negPower := 1, counts.DefaultNegPower
 			textInputFlags(fs, &cfg.Input)
 			fs.StringVar(&cfg.Vocab, "vocab", "", "the `vocab.parquet` written by pwe tokenize (-: an Arrow stream on stdin)")
 			fs.StringVar(&cfg.Tokens, "tokens", "", "count the token ids in `tokens.bin` (pwe tokenize --tokens) instead of reading INPUT")
@@ -107,7 +108,7 @@ same.`,
 			fs.StringVar(&cfg.OOV, "oov", "drop", "out-of-vocabulary tokens: `drop` before windowing, or keep as gaps")
 			fs.Float64Var(&cfg.Subsample, "subsample", 0, "word2vec subsampling threshold `t` (0: off; 1e-5 is usual)")
 			fs.IntVar(&negatives, "negatives", 1, "negative samples `K` per positive pair")
-			fs.Float64Var(&cfg.NegPower, "neg-power", 0.75, "negatives follow unigram counts to this `power`")
+			fs.Float64Var(&negPower, "neg-power", negPower, "negatives follow unigram counts to this `power` (0: uniform)")
 			fs.StringVar(&cfg.NegativesMode, "negatives-mode", "sampled", "`sampled`, or expected (dense expected counts; small vocabularies)")
 			fs.BoolVar(&cfg.ForceExpected, "force", false, "allow expected negatives above the vocabulary limit")
 			fs.Uint64Var(&cfg.Seed, "seed", 1, "random `seed` for subsampling and negatives")
@@ -118,7 +119,7 @@ same.`,
 				cfg.Input.Paths = args
 				cfg.Stdout = e.stdout
 				limitThreads(cfg.Threads)
-				cfg.Negatives = &negatives
+				cfg.Negatives, cfg.NegPower = &negatives, &negPower
 				cfg.Memory = int64(memory)
 				if err := cfg.WithDefaults().Validate(); err != nil {
 					return usagef("count: %v", err)
