@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -105,15 +106,15 @@ func TestSimulateConfigValidate(t *testing.T) {
 	}
 }
 
-// TestSimulateInterrupted: a simulation of 10^12 observations, which would
-// take hours, stops soon after its context is cancelled, and writes
-// nothing.
+// TestSimulateInterrupted: a simulation of 2^31-1 observations (the most
+// a 32-bit int holds), which would take minutes, stops soon after its
+// context is cancelled, and writes nothing.
 func TestSimulateInterrupted(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sim")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	began := time.Now()
-	_, err := Simulate(ctx, SimulateConfig{VocabSize: 20, Dim: 2, Observations: 1e12, Seed: 1, Output: out})
+	_, err := Simulate(ctx, SimulateConfig{VocabSize: 20, Dim: 2, Observations: math.MaxInt32, Seed: 1, Output: out})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
