@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 
 	"github.com/pwe-project/pwe/pipeline"
 )
@@ -21,7 +23,8 @@ what ran. A changed setting re-runs its stage and everything downstream.`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			out := fs.String("o", "", "output `directory` (overrides the file's output)")
 			force := fs.Bool("force", false, "re-run every stage, up to date or not")
-			threads := fs.Int("threads", -1, "worker `threads` (overrides the file's; 0: every core)")
+			var threads optionalInt
+			fs.Var(&threads, "threads", "worker `threads` (default: the file's threads; 0: every core)")
 			return func(ctx context.Context, args []string) error {
 				if len(args) != 1 {
 					return usagef("run: want one configuration file, got %d arguments", len(args))
@@ -30,8 +33,8 @@ what ran. A changed setting re-runs its stage and everything downstream.`,
 				if err != nil {
 					return usagef("run: %v", err)
 				}
-				if *threads >= 0 {
-					cfg.Threads = *threads
+				if threads.set {
+					cfg.Threads = threads.n
 				}
 				cfg.Threads = limitThreads(cfg.Threads)
 				_, err = pipeline.Run(ctx, cfg, pipeline.Options{Force: *force, Reporter: e.rep})
@@ -42,4 +45,27 @@ what ran. A changed setting re-runs its stage and everything downstream.`,
 			}
 		},
 	})
+}
+
+// optionalInt is an int flag that knows whether it was given, and shows no
+// default in the help, where the default comes from elsewhere.
+type optionalInt struct {
+	n   int
+	set bool
+}
+
+func (o *optionalInt) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.Itoa(o.n)
+}
+
+func (o *optionalInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want a whole number")
+	}
+	o.n, o.set = n, true
+	return nil
 }
