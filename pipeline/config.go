@@ -391,3 +391,30 @@ func (c Config) validateStages() error {
 	}
 	return errors.Join(errs...)
 }
+
+// checkFiles refuses files that the settings name and that are missing:
+// they are read only when their stage runs, perhaps after hours of the
+// stages before, so Run looks for them before the first.
+func (c Config) checkFiles() error {
+	var errs []error
+	exists := func(stage, key, path string) {
+		if path == "" {
+			return
+		}
+		if _, err := os.Stat(path); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %s: %w", stage, key, err))
+		}
+	}
+	if c.MovieLens == nil {
+		exists("tokenize", "tokenizer.stopwords_file", c.Tokenize.Tokenizer.StopwordsFile)
+	}
+	if !c.SkipFit {
+		if sd := c.Fit.SaveDraws; sd != "" && sd != "all" && sd != "none" {
+			exists("fit", "save_draws", sd)
+		}
+		if c.Summarize.Wants() {
+			exists("summarize", "pairs", c.Summarize.Pairs)
+		}
+	}
+	return errors.Join(errs...)
+}

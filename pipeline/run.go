@@ -79,6 +79,9 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	if err := cfg.checkFiles(); err != nil {
+		return Report{}, err
+	}
 	// Planned first, so that a run refused for its inputs (an output
 	// directory named as the corpus) leaves nothing behind.
 	plan, err := cfg.plan(opt)

@@ -521,3 +521,26 @@ func TestRunConfigInCorpus(t *testing.T) {
 		t.Errorf("the refused run left its lock file in the corpus (%v)", err)
 	}
 }
+
+// TestRunMissingFiles: files the settings name (the stop words, the
+// tokens whose draws are kept, the pairs) are looked for before the first
+// stage runs, not when their stage comes, hours later.
+func TestRunMissingFiles(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cfg := Config{
+		Output: out, Input: &stages.TextInput{Paths: []string{"../testdata/austen-200.txt"}},
+		Tokenize:  stages.TokenizeConfig{Tokenizer: stages.TokenizerConfig{StopwordsFile: filepath.Join(dir, "stop.txt")}},
+		Fit:       stages.FitConfig{SaveDraws: filepath.Join(dir, "keep.txt")},
+		Summarize: stages.SummarizeConfig{Pairs: filepath.Join(dir, "pairs.txt")},
+	}
+	_, err := Run(context.Background(), cfg, Options{})
+	for _, want := range []string{"stopwords_file", "save_draws", "pairs"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the run made its output directory")
+	}
+}
