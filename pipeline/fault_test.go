@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pwe-project/pwe/internal/runlock"
@@ -241,5 +242,43 @@ func TestRunLocked(t *testing.T) {
 	rep, err := Run(ctx, changed, Options{})
 	if err != nil || !slices.Equal(rep.Ran, []string{"fit"}) {
 		t.Fatalf("after the other run: ran %v (%v), want fit", rep.Ran, err)
+	}
+}
+
+// TestMoveAcrossFileSystems: where the rename fails as one across file
+// systems does, the output is copied to its final name (under a temporary
+// one first) and the staged file removed.
+func TestMoveAcrossFileSystems(t *testing.T) {
+	dir := t.TempDir()
+	from, to := filepath.Join(dir, "staged.html"), filepath.Join(dir, "site", "report.html")
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("<p>report</p>\n"), 10000)
+	if err := os.WriteFile(from, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rename = func(from, to string) error {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EXDEV}
+	}
+	t.Cleanup(func() { rename = os.Rename })
+	if err := move(from, to); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(to); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("moved %d bytes (%v), want %d", len(got), err, len(data))
+	}
+	if _, err := os.Stat(from); err == nil {
+		t.Error("the staged file is still there")
+	}
+	if left, _ := os.ReadDir(filepath.Dir(to)); len(left) != 1 {
+		t.Errorf("the target directory holds %d files, want the report alone", len(left))
+	}
+	// Other errors are the rename's.
+	rename = func(from, to string) error {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EACCES}
+	}
+	if err := move(to, from); !errors.Is(err, syscall.EACCES) {
+		t.Errorf("a refused rename: %v", err)
 	}
 }

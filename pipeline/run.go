@@ -13,9 +13,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pwe-project/pwe/formats/input"
+	"github.com/pwe-project/pwe/internal/atomicfile"
 	"github.com/pwe-project/pwe/internal/pages"
 	"github.com/pwe-project/pwe/internal/runlock"
 	"github.com/pwe-project/pwe/internal/version"
@@ -223,6 +225,34 @@ var adviseHeap = pages.HugeHeap
 // rename publishes one output; tests replace it to inject failures.
 var rename = os.Rename
 
+// move renames from to to, or, where to is on another file system (a
+// report published to a web server's directory), copies it there under a
+// temporary name, renames that, and removes from: to is never seen half
+// written.
+func move(from, to string) error {
+	err := rename(from, to)
+	if !errors.Is(err, syscall.EXDEV) {
+		return err
+	}
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := atomicfile.Create(to)
+	if err != nil {
+		return err
+	}
+	defer dst.Abort()
+	if _, err := io.Copy(dst, src); err != nil {
+		return err
+	}
+	if err := dst.Commit(); err != nil {
+		return err
+	}
+	return os.Remove(from)
+}
+
 // publish renames a stage's outputs from its staging directory dir to
 // their final names and removes dir, with whatever else the stage left
 // there (a fit's checkpoint and spilled draws). The renames are not one
@@ -234,7 +264,7 @@ func publish(st stage, dir string) error {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return err
 		}
-		if err := rename(filepath.Join(dir, filepath.Base(out)), out); err != nil {
+		if err := move(filepath.Join(dir, filepath.Base(out)), out); err != nil {
 			return fmt.Errorf("publishing %s: %w", out, err)
 		}
 	}
