@@ -239,6 +239,18 @@ func TestRunLocked(t *testing.T) {
 	if err := other.Release(); err != nil {
 		t.Fatal(err)
 	}
+	// Nor while pwe fit or summarize holds its fit directory.
+	other, err = runlock.Acquire(filepath.Join(cfg.Output, FitDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(ctx, changed, Options{Force: true})
+	if !errors.Is(err, runlock.ErrInUse) || !strings.Contains(err.Error(), filepath.Join(cfg.Output, FitDir)) {
+		t.Fatalf("run while its fit directory is held: %v, want ErrInUse naming it", err)
+	}
+	if err := other.Release(); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := Run(ctx, changed, Options{})
 	if err != nil || !slices.Equal(rep.Ran, []string{"fit"}) {
 		t.Fatalf("after the other run: ran %v (%v), want fit", rep.Ran, err)

@@ -104,6 +104,10 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		return Report{}, err
 	}
 	defer lock.Release()
+	// Its fit directory too: pwe fit or summarize may be writing there.
+	if err := runlock.Free(filepath.Join(cfg.Output, FitDir)); err != nil {
+		return Report{}, err
+	}
 	mpath := filepath.Join(cfg.Output, ManifestFile)
 	man, err := readManifest(mpath)
 	if err != nil {

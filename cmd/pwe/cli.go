@@ -175,7 +175,7 @@ func (e *env) lockOutput(stage, dir string) (release func() error, err error) {
 	case err != nil:
 		return nil, err
 	}
-	return func() error {
+	release = func() error {
 		err := lock.Release()
 		if !made {
 			return err
@@ -185,7 +185,13 @@ func (e *env) lockOutput(stage, dir string) (release func() error, err error) {
 			os.Remove(dir)
 		}
 		return err
-	}, nil
+	}
+	// A directory inside a pwe run's output (its fit/) is the run's too.
+	if err := runlock.Free(filepath.Dir(filepath.Clean(dir))); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
 }
 
 var commands []*command

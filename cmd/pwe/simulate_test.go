@@ -104,6 +104,28 @@ func outputLocked(t *testing.T, sim, fit string) {
 	if _, err := os.Stat(made); !os.IsNotExist(err) {
 		t.Errorf("the failed summarize left its output directory (%v)", err)
 	}
+
+	// A directory inside one that another process holds, as a pwe run
+	// holds its output while it writes its fit/ there, is that process's
+	// too: commands into it are refused, and leave nothing.
+	run := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := runlock.Acquire(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	inside := filepath.Join(run, "fit")
+	_, stderr, code := runPwe("fit", "--counts", filepath.Join(sim, "train.parquet"), "--vocab", filepath.Join(sim, "vocab.parquet"), "--dim", "2",
+		"--chains", "2", "--warmup", "20", "--draws", "20", "--threads", "1", "-o", inside)
+	if want := run + " is in use by another pwe process"; code != exitRuntime || !strings.Contains(stderr, want) {
+		t.Errorf("fit into a directory inside a locked one: exit %d, %q; want status 1 and %q", code, stderr, want)
+	}
+	if _, err := os.Stat(inside); !os.IsNotExist(err) {
+		t.Errorf("the refused fit left %s (%v)", inside, err)
+	}
 }
 
 // listing describes a directory's files by name, size and modification

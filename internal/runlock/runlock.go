@@ -77,6 +77,29 @@ func Acquire(dir string) (*Lock, error) {
 	return &Lock{f: f}, nil
 }
 
+// Free returns an error wrapping ErrInUse, as Acquire's, when another
+// process holds dir's lock, and nil otherwise (no lock file there, or a
+// file system that cannot lock): it takes the lock for a moment, and
+// makes no file. A process that writes into a directory inside another's
+// (pwe fit into a run's fit/, or the run while such a fit goes on)
+// checks the other's lock so, after taking its own, so that of two
+// starting together one at least sees the other.
+func Free(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, File), os.O_RDWR, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	ok, err := lockFile(f)
+	if err != nil {
+		return nil
+	}
+	if !ok {
+		return &InUseError{Dir: dir, Holder: readNote(f)}
+	}
+	return unlock(f)
+}
+
 // lockFile is tryLock, or in tests a file system's refusal.
 var lockFile = tryLock
 
