@@ -59,6 +59,11 @@ type stage struct {
 	settings any
 	seed     uint64
 	inputs   []string
+	// corpus is the number of inputs, first among them, that are a
+	// corpus's files, which the manifest records as one entry above 1000
+	// files, as the stage's own file does (input.Summarize), and the
+	// others each on its own.
+	corpus int
 	// outputs are the stage's final paths. run writes each of them, under
 	// its base name, into the stage's staging directory, and Run renames
 	// them into place once run has succeeded, so that a stage failing
@@ -184,7 +189,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		}
 		end := time.Now()
 		man.set(StageRecord{
-			Name: st.name, Key: key, Settings: settings, Seed: st.seed, Inputs: input.Summarize(inputs), Outputs: outputs,
+			Name: st.name, Key: key, Settings: settings, Seed: st.seed, Inputs: append(input.Summarize(inputs[:st.corpus]), inputs[st.corpus:]...), Outputs: outputs,
 			Version: version.String(), Start: start.UTC(), End: end.UTC(), Seconds: end.Sub(start).Seconds(),
 			PeakRSS: peakRSS(), Stats: stats,
 		})
@@ -332,7 +337,7 @@ func (c Config) plan(opt Options) ([]stage, error) {
 			tkInputs = append(slices.Clone(paths), f)
 		}
 		plan = append(plan, stage{
-			name: "tokenize", settings: tk, inputs: tkInputs, outputs: []string{vocab, tokens},
+			name: "tokenize", settings: tk, inputs: tkInputs, corpus: len(paths), outputs: []string{vocab, tokens},
 			run:      func(ctx context.Context) (any, error) { return Tokenize(ctx, opt.Reporter, tk) },
 			hugeHeap: true,
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -542,5 +543,39 @@ func TestRunMissingFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("the run made its output directory")
+	}
+}
+
+// TestRunManyFilesAndStopwords: a corpus of more than 1000 files is one
+// entry of the manifest's tokenize inputs, as of vocab.parquet's, and the
+// stop-word file another, with its own fingerprint.
+func TestRunManyFilesAndStopwords(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 1001 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d.txt", i)), []byte("elinor marianne love\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := filepath.Join(t.TempDir(), "stop.txt")
+	if err := os.WriteFile(stop, []byte("love\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	cfg := Config{Output: out, Input: &stages.TextInput{Paths: []string{dir}}, SkipFit: true,
+		Tokenize: stages.TokenizeConfig{Tokenizer: stages.TokenizerConfig{StopwordsFile: stop}}}
+	if _, err := Run(context.Background(), cfg, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	man, err := readManifest(filepath.Join(out, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := man.find("tokenize").Inputs
+	want, err := input.FingerprintFile(stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ins) != 2 || !strings.HasPrefix(ins[0].Path, "1001 files, ") || ins[1] != want {
+		t.Errorf("tokenize's inputs %+v, want the corpus in one entry and then %+v", ins, want)
 	}
 }
