@@ -175,17 +175,23 @@ func Run(ctx context.Context, cfg Config, opt Options) (Report, error) {
 		// A fit that now writes only the MAP leaves no draws of the fit
 		// before it; nor, once the configuration has no summarize, the
 		// similarities of that fit in its directory, which the report
-		// would show beside the new one.
+		// would show beside the new one. Files outside the output
+		// directory (a report: path elsewhere) are left.
 		if old := man.find(st.name); old != nil {
 			if gone := cache.dropStale(old, st.outputs, cfg.Output); len(gone) > 0 {
 				log.Info("removed what it no longer writes: " + strings.Join(gone, ", "))
 			}
 		}
-		if old := man.find("summarize"); st.name == "fit" && old != nil && !slices.ContainsFunc(plan, func(s stage) bool { return s.name == "summarize" }) {
-			if gone := cache.dropStale(old, nil, filepath.Join(cfg.Output, FitDir)); len(gone) > 0 {
-				opt.Reporter.Stage("summarize").Info("not configured; removed the previous fit's " + strings.Join(gone, ", "))
+		// Nor the report of that fit, once the configuration has none.
+		for _, after := range []struct{ name, dir string }{{"summarize", filepath.Join(cfg.Output, FitDir)}, {"report", cfg.Output}} {
+			old := man.find(after.name)
+			if st.name != "fit" || old == nil || slices.ContainsFunc(plan, func(s stage) bool { return s.name == after.name }) {
+				continue
 			}
-			man.remove("summarize")
+			if gone := cache.dropStale(old, nil, after.dir); len(gone) > 0 {
+				opt.Reporter.Stage(after.name).Info("not configured; removed the previous fit's " + strings.Join(gone, ", "))
+			}
+			man.remove(after.name)
 		}
 		end := time.Now()
 		man.set(StageRecord{

@@ -454,10 +454,13 @@ func TestRunSettingsAsWritten(t *testing.T) {
 	if err := os.WriteFile(keep, []byte("the\nand\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(text+summarize, "fit", "summarize")
+	run(text+summarize+"report: true\n", "fit", "summarize", "report")
 
-	if _, err := os.Stat(fitFile(stages.SimilarityFile)); err != nil {
-		t.Fatal(err)
+	report := filepath.Join(cfg.Output, stages.ReportFile)
+	for _, p := range []string{fitFile(stages.SimilarityFile), report} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatal(err)
+		}
 	}
 	run(strings.Replace(text, "dim: 2", "dim: 3", 1), "fit")
 	man, err := readManifest(filepath.Join(cfg.Output, ManifestFile))
@@ -466,6 +469,9 @@ func TestRunSettingsAsWritten(t *testing.T) {
 	}
 	if _, err := os.Stat(fitFile(stages.SimilarityFile)); !os.IsNotExist(err) || man.find("summarize") != nil {
 		t.Errorf("the summarize no longer configured left %s (%v) or its record in the manifest", stages.SimilarityFile, err)
+	}
+	if _, err := os.Stat(report); !os.IsNotExist(err) || man.find("report") != nil {
+		t.Errorf("the report no longer configured left %s (%v) or its record in the manifest", report, err)
 	}
 	run(strings.Replace(text, "fit:\n", "fit:\n  method: map\n", 1), "fit")
 	for _, name := range []string{stages.DrawsFile, stages.SummaryFile, stages.SampleStatsFile} {
