@@ -32,3 +32,30 @@ func rate(n int64, seconds float64) float64 {
 	}
 	return float64(n) / seconds / 1e6
 }
+
+// Summary implements Summarizer: the MAP and, for draws, their largest
+// R-hat and smallest bulk ESS, which pwe run prints after its fit stage as
+// pwe fit prints them.
+func (s FitStats) Summary() string {
+	line := fmt.Sprintf("V=%d, %d unique pairs; MAP log posterior %.8g", s.V, s.Pairs, s.MAPLogPost)
+	switch {
+	case s.Laplace != nil:
+		return line + fmt.Sprintf("; Laplace, %d draws per chain", s.Draws)
+	case s.Draws > 0:
+		return line + fmt.Sprintf("; %d draws per chain, %s", s.Draws, s.Convergence())
+	}
+	return line
+}
+
+// Convergence gives the largest R-hat and the smallest bulk ESS, or says
+// that too few draws leave them undefined (recorded as 0).
+func (s FitStats) Convergence() string {
+	rhat, ess := "R-hat undefined", "bulk ESS undefined"
+	if s.MaxRhat > 0 {
+		rhat = fmt.Sprintf("max R-hat %.4f", s.MaxRhat)
+	}
+	if s.MinESSBulk > 0 {
+		ess = fmt.Sprintf("min bulk ESS %.0f", s.MinESSBulk)
+	}
+	return rhat + ", " + ess
+}

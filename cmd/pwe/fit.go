@@ -108,24 +108,11 @@ draws.parquet, sample_stats.parquet and summary.parquet into DIR.`,
 				}
 				log.Info(mapLine)
 				log.Info(fmt.Sprintf("%d chains x %d draws in %.2fs (%.1f sweeps/s); %s -> %s",
-					cfg.Chains, st.Draws, st.GibbsSeconds, st.SweepsPerSec, convergenceText(st), cfg.Output), summary...)
+					cfg.Chains, st.Draws, st.GibbsSeconds, st.SweepsPerSec, st.Convergence(), cfg.Output), summary...)
 				return nil
 			}
 		},
 	})
-}
-
-// convergenceText gives the largest R-hat and the smallest bulk ESS, or
-// says that too few draws leave them undefined (recorded as 0).
-func convergenceText(st stages.FitStats) string {
-	rhat, ess := "R-hat undefined", "bulk ESS undefined"
-	if st.MaxRhat > 0 {
-		rhat = fmt.Sprintf("max R-hat %.4f", st.MaxRhat)
-	}
-	if st.MinESSBulk > 0 {
-		ess = fmt.Sprintf("min bulk ESS %.0f", st.MinESSBulk)
-	}
-	return rhat + ", " + ess
 }
 
 // startsText lists the log posteriors of the MAP's starts.
