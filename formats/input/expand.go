@@ -59,64 +59,65 @@ func expand(args, skip []string) (out []string, from []int, err error) {
 	}
 	stdinSeen := false
 	for a, arg := range args {
-		for len(from) < len(out) {
-			from = append(from, a-1)
+		n := len(out)
+		if out, err = expandArg(out, arg, skipped, &stdinSeen); err != nil {
+			return nil, nil, err
 		}
-		if arg == "-" {
-			if stdinSeen {
-				return nil, nil, &ParseError{Path: arg, Err: ErrStdinTwice}
-			}
-			stdinSeen = true
-			out = append(out, arg)
-			continue
+		for range len(out) - n {
+			from = append(from, a)
 		}
-		if arg == sample.Name {
-			out = append(out, arg)
-			continue
-		}
-		info, err := os.Stat(arg)
-		if err == nil {
-			if out, err = appendPath(out, arg, info, skipped); err != nil {
-				return nil, nil, err
-			}
-			continue
-		}
-		if !strings.ContainsAny(arg, `*?[\`) {
-			return nil, nil, &ParseError{Path: arg, Err: unwrapPathError(err)}
-		}
-		if hasGlobStar(arg) {
-			files, err := globStar(arg, skipped)
-			if err != nil {
-				return nil, nil, err
-			}
-			out = append(out, files...)
-			continue
-		}
-		matches, gerr := filepath.Glob(arg)
-		if gerr != nil {
-			return nil, nil, &ParseError{Path: arg, Err: gerr}
-		}
-		matches = slices.DeleteFunc(matches, func(m string) bool { return hiddenMatch(arg, m) })
-		if len(matches) == 0 {
-			return nil, nil, &ParseError{Path: arg, Err: ErrNoMatch}
-		}
-		for _, m := range matches {
-			info, err := os.Stat(m)
-			if err != nil {
-				return nil, nil, &ParseError{Path: m, Err: unwrapPathError(err)}
-			}
-			if isSkipped(skipped, info) {
-				continue // not named, only matched
-			}
-			if out, err = appendPath(out, m, info, skipped); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	for len(from) < len(out) {
-		from = append(from, len(args)-1)
 	}
 	return out, from, nil
+}
+
+// expandArg appends the paths that one argument names to out; stdinSeen
+// records "-" across the arguments.
+func expandArg(out []string, arg string, skipped []fs.FileInfo, stdinSeen *bool) ([]string, error) {
+	switch arg {
+	case "-":
+		if *stdinSeen {
+			return nil, &ParseError{Path: arg, Err: ErrStdinTwice}
+		}
+		*stdinSeen = true
+		return append(out, arg), nil
+	case sample.Name:
+		return append(out, arg), nil
+	}
+	info, err := os.Stat(arg)
+	if err == nil {
+		return appendPath(out, arg, info, skipped)
+	}
+	if !strings.ContainsAny(arg, `*?[\`) {
+		return nil, &ParseError{Path: arg, Err: unwrapPathError(err)}
+	}
+	if hasGlobStar(arg) {
+		files, err := globStar(arg, skipped)
+		if err != nil {
+			return nil, err
+		}
+		return append(out, files...), nil
+	}
+	matches, gerr := filepath.Glob(arg)
+	if gerr != nil {
+		return nil, &ParseError{Path: arg, Err: gerr}
+	}
+	matches = slices.DeleteFunc(matches, func(m string) bool { return hiddenMatch(arg, m) })
+	if len(matches) == 0 {
+		return nil, &ParseError{Path: arg, Err: ErrNoMatch}
+	}
+	for _, m := range matches {
+		info, err := os.Stat(m)
+		if err != nil {
+			return nil, &ParseError{Path: m, Err: unwrapPathError(err)}
+		}
+		if isSkipped(skipped, info) {
+			continue // not named, only matched
+		}
+		if out, err = appendPath(out, m, info, skipped); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // namedOnce refuses a file that paths hold twice, by the same name or by

@@ -43,10 +43,3 @@ func RemoveAll() {
 		delete(paths, p)
 	}
 }
-
-// Len is the number of paths recorded and not forgotten.
-func Len() int {
-	mu.Lock()
-	defer mu.Unlock()
-	return len(paths)
-}

@@ -24,12 +24,12 @@ func TestRemoveAll(t *testing.T) {
 	Add(p("renamed.txt"))
 	Add(p("renamed.txt"))
 	Forget(p("renamed.txt"))
-	if Len() != 3 {
-		t.Fatalf("%d paths recorded, want 3: a path added twice is forgotten twice", Len())
+	if recorded() != 3 {
+		t.Fatalf("%d paths recorded, want 3: a path added twice is forgotten twice", recorded())
 	}
 	Forget(p("renamed.txt"))
-	if Len() != 2 {
-		t.Fatalf("%d paths recorded, want 2", Len())
+	if recorded() != 2 {
+		t.Fatalf("%d paths recorded, want 2", recorded())
 	}
 	RemoveAll()
 	for name, want := range map[string]bool{"kept.txt": true, "renamed.txt": true, "temp.txt": false, "spill": false} {
@@ -37,7 +37,14 @@ func TestRemoveAll(t *testing.T) {
 			t.Errorf("%s: exists %v, want %v", name, err == nil, want)
 		}
 	}
-	if Len() != 0 {
-		t.Errorf("%d paths left recorded", Len())
+	if recorded() != 0 {
+		t.Errorf("%d paths left recorded", recorded())
 	}
+}
+
+// recorded is the number of paths recorded and not forgotten.
+func recorded() int {
+	mu.Lock()
+	defer mu.Unlock()
+	return len(paths)
 }
