@@ -55,7 +55,12 @@ const (
 
 type recentEntry struct {
 	body uint64 // 0 for an empty entry, which no cacheable token's body is
-	id   int64
+	id   uint32
+	// n, in a Counter's cache, counts the occurrences that AddIDs found
+	// there and has not yet added to the token's count (flush): the entry
+	// was just read, while the counts are larger than the core's caches,
+	// and adding to them cost a miss. A Lookup's cache leaves it 0.
+	n uint32
 }
 
 // NewCounter returns an empty Counter.
@@ -106,8 +111,10 @@ func (c *Counter) AddIDs(dst []uint32, tokens [][]byte) []uint32 {
 			if cacheable(tok) {
 				body := inlineBody(tok)
 				if e := c.cached(body); e.body == body {
-					c.counts[e.id]++
-					out[i] = uint32(e.id)
+					if e.n++; e.n == 0 {
+						c.counts[e.id] += 1 << 32
+					}
+					out[i] = e.id
 					continue
 				}
 			}
@@ -175,9 +182,27 @@ func (c *Counter) addHashed(tok []byte, h uint64, n int64) int {
 	c.counts[id] += n
 	if cacheable(tok) {
 		body := inlineBody(tok)
-		*c.cached(body) = recentEntry{body, int64(id)}
+		e := c.cached(body)
+		if e.n != 0 {
+			c.counts[e.id] += int64(e.n)
+		}
+		*e = recentEntry{body: body, id: uint32(id)}
 	}
 	return id
+}
+
+// flush adds to the counts the occurrences that the cache's entries hold.
+// Everything that reads the counts calls it first.
+func (c *Counter) flush() {
+	if c.recent == nil {
+		return
+	}
+	for i := range c.recent {
+		if e := &c.recent[i]; e.n != 0 {
+			c.counts[e.id] += int64(e.n)
+			e.n = 0
+		}
+	}
 }
 
 // cacheable reports whether the cache holds tok's id: tokens of 1 to
@@ -199,10 +224,14 @@ func (c *Counter) Token(id int) []byte { return c.tab.str(id) }
 
 // Counts returns the count of each id; it stays valid while c is not
 // changed.
-func (c *Counter) Counts() []int64 { return c.counts }
+func (c *Counter) Counts() []int64 {
+	c.flush()
+	return c.counts
+}
 
 // Merge adds the counts of o to c. o is unchanged.
 func (c *Counter) Merge(o *Counter) {
+	o.flush()
 	for id, n := range o.counts {
 		c.add(o.tab.str(id), n)
 	}
@@ -214,6 +243,7 @@ func (c *Counter) Len() int { return len(c.counts) }
 // Count returns how often tok was counted.
 func (c *Counter) Count(tok []byte) int64 {
 	if _, id := c.tab.find(tok, c.tab.hash(tok)); id >= 0 {
+		c.flush()
 		return c.counts[id]
 	}
 	return 0
@@ -322,6 +352,7 @@ func (c *Counter) VocabularySize(maxVocab int, minCount int64) (size int, covere
 }
 
 func (c *Counter) histogram() *countHist {
+	c.flush()
 	h := new(countHist)
 	for _, n := range c.counts {
 		h.add(n)

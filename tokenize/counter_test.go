@@ -3,6 +3,7 @@ package tokenize
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -453,5 +454,115 @@ func TestCounterFree(t *testing.T) {
 	c.Free()
 	if m := c.tab.memory(); m != 0 || c.counts != nil || c.recent != nil || c.misses != nil {
 		t.Fatalf("after Free: table of %d bytes, counts %v, cache %v, misses %v", m, c.counts != nil, c.recent != nil, c.misses != nil)
+	}
+}
+
+// TestCounterCachedCounts checks that the counts AddIDs keeps in its cache
+// entries (recentEntry.n) reach every reader of the counts, read between
+// blocks as tokenize reads them: Count, Counts, Vocabulary, VocabularySize,
+// Merge and a spill, each against a map; that reading them does not count
+// anything twice; and that an entry's count carries into the token's count
+// when it passes 2^32.
+func TestCounterCachedCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	toks := randomTokens(rng, 40000)
+	c := NewCounter()
+	want := map[string]int64{}
+	runs := NewRuns(t.TempDir())
+	defer runs.Close()
+	check := func(step int) {
+		t.Helper()
+		switch step % 6 {
+		case 0:
+			for tok, n := range want {
+				if got := c.Count([]byte(tok)); got != n {
+					t.Fatalf("step %d: Count(%q) = %d, want %d", step, tok, got, n)
+				}
+			}
+		case 1:
+			var sum, total int64
+			for _, n := range c.Counts() {
+				sum += n
+			}
+			for _, n := range want {
+				total += n
+			}
+			if sum != total {
+				t.Fatalf("step %d: Counts sum to %d, want %d", step, sum, total)
+			}
+		case 2:
+			for _, e := range c.Vocabulary(0, 1) {
+				if e.Count != want[e.Token] {
+					t.Fatalf("step %d: Vocabulary: %q counted %d, want %d", step, e.Token, e.Count, want[e.Token])
+				}
+			}
+		case 3:
+			var total int64
+			for _, n := range want {
+				total += n
+			}
+			if size, covered := c.VocabularySize(0, 1); size != len(want) || covered != total {
+				t.Fatalf("step %d: VocabularySize: %d tokens covering %d, want %d covering %d", step, size, covered, len(want), total)
+			}
+		case 4:
+			m := NewCounter()
+			m.Merge(c)
+			for tok, n := range want {
+				if got := m.Count([]byte(tok)); got != n {
+					t.Fatalf("step %d: after Merge, Count(%q) = %d, want %d", step, tok, got, n)
+				}
+			}
+		case 5:
+			if err := runs.Spill(c); err != nil {
+				t.Fatal(err)
+			}
+			one := NewRuns(t.TempDir())
+			defer one.Close()
+			if err := one.Spill(c); err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := one.Vocabulary(0, 1, 1<<30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("step %d: the spill holds %d tokens, want %d", step, len(got), len(want))
+			}
+			for _, e := range got {
+				if e.Count != want[e.Token] {
+					t.Fatalf("step %d: spilled %q counted %d, want %d", step, e.Token, e.Count, want[e.Token])
+				}
+			}
+		}
+	}
+	step := 0
+	for start := 0; start < len(toks); step++ {
+		end := min(len(toks), start+rng.IntN(4*addBlock))
+		c.AddIDs(nil, toks[start:end])
+		for _, tok := range toks[start:end] {
+			want[string(tok)]++
+		}
+		start = end
+		check(step)
+	}
+
+	// A cached token whose entry holds 2^32-2 occurrences not yet counted,
+	// taken off its count so that the total stays true: three more pass
+	// 2^32.
+	tok := toks[0]
+	e := c.cached(inlineBody(tok))
+	if !cacheable(tok) || e.body != inlineBody(tok) {
+		t.Fatalf("%q is not in the cache", tok)
+	}
+	c.flush()
+	e.n = math.MaxUint32 - 1
+	c.counts[e.id] -= math.MaxUint32 - 1
+	c.AddIDs(nil, [][]byte{tok, tok, tok})
+	want[string(tok)] += 3
+	if e.n != 1 {
+		t.Fatalf("the entry holds %d occurrences after passing 2^32, want 1", e.n)
+	}
+	for step := range 6 {
+		check(step)
 	}
 }

@@ -49,6 +49,7 @@ func (r *Runs) Spill(c *Counter) error {
 	if c.Len() == 0 {
 		return nil
 	}
+	c.flush()
 	keys := c.sortedByBytes()
 	f, err := os.CreateTemp(r.dir, "pwe-vocab-run-*")
 	if err != nil {

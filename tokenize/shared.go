@@ -175,7 +175,7 @@ func (l *Lookup) IDs(dst []uint32, tokens [][]byte, p *Pending) []uint32 {
 			if cacheable(tok) {
 				body := inlineBody(tok)
 				if e := l.cached(body); e.body == body {
-					out[i] = uint32(e.id)
+					out[i] = e.id
 					continue
 				}
 			}
@@ -199,7 +199,7 @@ func (l *Lookup) IDs(dst []uint32, tokens [][]byte, p *Pending) []uint32 {
 			out[m.i] = uint32(id)
 			if cacheable(tok) {
 				body := inlineBody(tok)
-				*l.cached(body) = recentEntry{body, int64(id)}
+				*l.cached(body) = recentEntry{body: body, id: uint32(id)}
 			}
 		}
 		l.misses = misses
