@@ -617,8 +617,9 @@ func (e *countsColumnEncoder) floatPage(c *countsChunk, parts [][]float64) error
 		// The dictionary's values give the statistics when the chunk ends.
 		// The page is what rle.DictionaryEncoding writes: the bit width,
 		// then the indices (appendHybrid); lookup found the width on its
-		// way.
-		e.raw = appendHybrid(append(e.raw[:0], byte(e.idxBits)), e.idx, e.idxBits)
+		// way, and indexWidth aligns it for the Huffman coding.
+		w := indexWidth(e.idxBits)
+		e.raw = appendHybrid(append(e.raw[:0], byte(w)), e.idx, w)
 		return e.dataPage(c, len(e.idx), format.RLEDictionary)
 	}
 	col := joinParts(parts, &e.floats)
@@ -667,6 +668,23 @@ func (e *countsColumnEncoder) endChunk() error {
 	e.chunk = nil
 	e.out <- c
 	return nil
+}
+
+// indexWidth returns the bit width in which a data page stores dictionary
+// indices of at most bits bits: 8 for 5 to 7 bits, bits otherwise. The
+// page's bytes are then Huffman-coded (literalFrames), and a code for
+// bytes finds an index that has a byte to itself, where an index of 5 to 7
+// bits is cut across bytes differently from one value to the next, and
+// its statistics are smeared. On bench-raw (--max-vocab 65536, window 5),
+// n_pos took 10.85 MB instead of 11.86 and n_neg 10.08 instead of 11.40:
+// counts.parquet 50.30 MB instead of 52.64, for 0.2 % more instructions
+// (cachegrind). Widening 3 or 4 bits made n_neg larger: four bits are
+// aligned already, two indices to a byte.
+func indexWidth(bits int) int {
+	if bits >= 5 && bits < 8 {
+		return 8
+	}
+	return bits
 }
 
 func appendPlainDoubles(dst []byte, src []float64) []byte {

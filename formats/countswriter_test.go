@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -662,4 +664,106 @@ func checkDictLookup(t *testing.T, d *countsDict, ref map[uint64]int32, vals []f
 			t.Fatalf("dictionary value %d is %v", k, v)
 		}
 	}
+}
+
+// TestCountsIndexWidth writes n_pos and n_neg columns whose dictionaries
+// need 4, 5 and 7 bits, reads them back, and reads the bit width that
+// each dictionary-encoded data page stores before its indices: 8 for
+// indices of 5 to 7 bits (indexWidth), their own width otherwise.
+func TestCountsIndexWidth(t *testing.T) {
+	for _, c := range []struct {
+		distinctPos, distinctNeg int
+		widthPos, widthNeg       byte
+	}{
+		{20, 100, 8, 8}, // 5 and 7 bits
+		{9, 16, 4, 4},   // 4 bits, and 16 values whose largest index is 15
+		{3, 200, 2, 8},
+	} {
+		n := 2*CountsPageRows + 100
+		rows := make([]CountRow, n)
+		for i := range rows {
+			rows[i] = CountRow{TargetID: int32(i / 50), ContextID: int32(i % 50),
+				NPos: float64(i*7%c.distinctPos) + 1, NNeg: float64(i*3%c.distinctNeg) / 2}
+		}
+		p := filepath.Join(t.TempDir(), "c.parquet")
+		w, err := CreateCounts(p, Meta{}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := ReadAll[CountRow](p, SchemaCounts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rows {
+			if got[i] != rows[i] {
+				t.Fatalf("%d and %d values: row %d read %+v, wrote %+v", c.distinctPos, c.distinctNeg, i, got[i], rows[i])
+			}
+		}
+		for col, want := range map[int]byte{2: c.widthPos, 3: c.widthNeg} {
+			widths := dictPageWidths(t, p, col)
+			if len(widths) != 3 {
+				t.Fatalf("column %d: %d dictionary-encoded pages, want 3", col, len(widths))
+			}
+			for k, w := range widths {
+				if w != want {
+					t.Errorf("%d and %d values: column %d page %d stores indices in %d bits, want %d",
+						c.distinctPos, c.distinctNeg, col, k, w, want)
+				}
+			}
+		}
+	}
+}
+
+// dictPageWidths returns the bit width that each RLE_DICTIONARY data page
+// of column col of the file's first row group stores as its first byte,
+// reading the page headers and zstd bodies itself.
+func dictPageWidths(t *testing.T, path string, col int) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := pf.Metadata().RowGroups[0].Columns[col].MetaData
+	start := md.DataPageOffset
+	if md.DictionaryPageOffset > 0 {
+		start = min(start, md.DictionaryPageOffset)
+	}
+	chunk := data[start : start+md.TotalCompressedSize]
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	var widths []byte
+	for len(chunk) > 0 {
+		r := new(thrift.CompactProtocol).NewReaderFromBytes(chunk)
+		var h format.PageHeader
+		if err := thrift.NewDecoder(r).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		body := chunk[r.BytesRead() : r.BytesRead()+int(h.CompressedPageSize)]
+		chunk = chunk[r.BytesRead()+int(h.CompressedPageSize):]
+		if dp, ok := h.DataPageHeader.Get(); h.Type != format.DataPage || !ok || dp.Encoding != format.RLEDictionary {
+			continue
+		}
+		raw, err := dec.DecodeAll(body, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) != int(h.UncompressedPageSize) {
+			t.Fatalf("page of %d bytes, its header says %d", len(raw), h.UncompressedPageSize)
+		}
+		widths = append(widths, raw[0])
+	}
+	return widths
 }
