@@ -3,6 +3,7 @@ package formats
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -94,7 +95,9 @@ func naiveHybrid(idx []int32, width int) []byte {
 
 // TestAppendHybrid checks appendHybrid's bytes against naiveHybrid for
 // every width, for lengths around whole groups and for run lengths short
-// and long, appended after a prefix as the page writer does, and that
+// and long (and, in 8 bits, packed blocks of 64 groups and more, whose
+// headers take two bytes), appended after a prefix as the page writer
+// does, and that
 // parquet-go decodes them to the indices. (parquet-go's own encoder is no
 // reference for the bytes: on amd64 with AVX2 it ends a packed block
 // early at a group whose two halves are each uniform.)
@@ -103,10 +106,14 @@ func TestAppendHybrid(t *testing.T) {
 	for width := 0; width <= 32; width++ {
 		for trial := range 200 {
 			n := r.IntN(300)
-			if trial < 20 {
+			maxRun := []int{1, 4, 9, 40}[trial%4]
+			switch {
+			case trial < 20:
 				n = trial
+			case width == 8 && trial%3 == 0:
+				n, maxRun = 500+r.IntN(3000), 1
 			}
-			idx := hybridIndices(r, n, width, []int{1, 4, 9, 40}[trial%4])
+			idx := hybridIndices(r, n, width, maxRun)
 			want := naiveHybrid(idx, width)
 			got := appendHybrid([]byte{0xAB}, idx, width)
 			if got[0] != 0xAB || !bytes.Equal(got[1:], want) {
@@ -124,27 +131,29 @@ func TestAppendHybrid(t *testing.T) {
 // columns (session 36: 9-bit indices, packed blocks of 12 groups on average
 // between runs of one or two groups), by appendHybrid and by parquet-go.
 func BenchmarkAppendHybrid(b *testing.B) {
-	r := rand.New(rand.NewPCG(36, 2))
-	var idx []int32
-	for len(idx) < 1<<16 {
-		for range 8 * (1 + r.IntN(2)) {
-			idx = append(idx, 0)
+	for _, width := range []int{6, 8, 9} {
+		r := rand.New(rand.NewPCG(36, 2))
+		var idx []int32
+		for len(idx) < 1<<16 {
+			for range 8 * (1 + r.IntN(2)) {
+				idx = append(idx, 0)
+			}
+			for range 8 * (1 + r.IntN(23)) {
+				idx = append(idx, int32(r.IntN(1<<width)))
+			}
 		}
-		for range 8 * (1 + r.IntN(23)) {
-			idx = append(idx, int32(r.IntN(1<<9)))
-		}
+		buf := make([]byte, 0, 4*len(idx))
+		b.Run(fmt.Sprintf("appendHybrid/%d", width), func(b *testing.B) {
+			b.SetBytes(4 * int64(len(idx)))
+			for b.Loop() {
+				buf = appendHybrid(buf[:0], idx, width)
+			}
+		})
+		b.Run(fmt.Sprintf("parquet-go/%d", width), func(b *testing.B) {
+			b.SetBytes(4 * int64(len(idx)))
+			for b.Loop() {
+				buf, _ = (&rle.Encoding{BitWidth: width}).EncodeInt32(buf[:0], idx)
+			}
+		})
 	}
-	buf := make([]byte, 0, 4*len(idx))
-	b.Run("appendHybrid", func(b *testing.B) {
-		b.SetBytes(4 * int64(len(idx)))
-		for b.Loop() {
-			buf = appendHybrid(buf[:0], idx, 9)
-		}
-	})
-	b.Run("parquet-go", func(b *testing.B) {
-		b.SetBytes(4 * int64(len(idx)))
-		for b.Loop() {
-			buf, _ = (&rle.Encoding{BitWidth: 9}).EncodeInt32(buf[:0], idx)
-		}
-	})
 }

@@ -7,8 +7,9 @@ import "golang.org/x/sys/cpu"
 // The assembly of this package, by the extensions it needs, and the
 // functions it provides.
 var (
-	// hasAVX2 reports whether int32Range has int32RangeAVX2, and
-	// countsDict.lookup smallIndexAVX2.
+	// hasAVX2 reports whether int32Range has int32RangeAVX2,
+	// countsDict.lookup smallIndexAVX2, and appendHybrid
+	// packGroups8AVX2.
 	hasAVX2 = cpu.X86.HasAVX2
 	// hasBMI2 reports whether appendStream codes its groups of four bytes
 	// with huffGroupsBMI2, WriteChunk its ids with putIDsBMI2, and
@@ -57,3 +58,12 @@ func putIDsBMI2(b []byte, p int, ids []uint32) (int, int)
 //
 //go:noescape
 func decodeIDsBMI2(ids []uint32, b []byte, q int, limit uint64) (n int, end int, bad bool)
+
+// packGroups8AVX2 packs groups of eight values of src, each below 256, as
+// bytes into dst, eight bytes a group: the first group whatever it holds,
+// then each group after it until one whose values are all equal, or the
+// end of src's whole groups. It returns the number of groups packed; dst
+// must have room for eight bytes each.
+//
+//go:noescape
+func packGroups8AVX2(src []int32, dst []byte) int

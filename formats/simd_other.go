@@ -23,3 +23,5 @@ func putIDsBMI2(b []byte, p int, ids []uint32) (int, int) { panic("formats: no p
 func decodeIDsBMI2(ids []uint32, b []byte, q int, limit uint64) (n int, end int, bad bool) {
 	panic("formats: no decodeIDsBMI2")
 }
+
+func packGroups8AVX2(src []int32, dst []byte) int { panic("formats: no packGroups8AVX2") }
