@@ -318,7 +318,7 @@ func Count(ctx context.Context, cfg CountConfig) (CountStats, error) {
 			if err != nil {
 				return nil, err
 			}
-			return collectCandidates(s, least, limit)
+			return collectCandidates(s, least, limit, len(vocab))
 		})
 		defer func() { _, _ = scanDictionary() }() // before the stream closes
 	}
@@ -519,9 +519,14 @@ const (
 )
 
 // collectCandidates reads the dictionary of s for the tokens counted at
-// least least times, up to limit of them.
-func collectCandidates(s *formats.TokenStream, least int64, limit int) (*dictCandidates, error) {
-	c := &dictCandidates{}
+// least least times, up to limit of them, with room made at once for a
+// few more than the vocabulary's size of them, at 8 bytes a token: grown
+// by append, a quarter at a time past 256 elements, the lists took 12.6
+// MB of fresh memory on bench-raw for their final 2.2 MB, and the kernel's
+// clearing of its pages 0.7 % of count's samples.
+func collectCandidates(s *formats.TokenStream, least int64, limit, vocabSize int) (*dictCandidates, error) {
+	n := min(limit, vocabSize+vocabSize/16+64)
+	c := &dictCandidates{text: make([]byte, 0, 8*n), ends: make([]int, 0, n), sids: make([]int, 0, n), counts: make([]int64, 0, n)}
 	err := s.Dictionary(func(sid int, tok []byte, n int64) error {
 		if n < least {
 			return nil
