@@ -465,6 +465,10 @@ func tokenizeToStream(ctx context.Context, r *input.Reader, tokenizers []*tokeni
 	return counter, err
 }
 
+// groupBytes bounds the text of the documents that numberBatch tokenizes
+// together (Tokenizer.AppendDocs): about 600 tokens.
+const groupBytes = 4096
+
 // numberBatch tokenizes the documents of b and numbers their tokens with
 // number (Counter.AddIDs, or a Lookup's IDs), into tb's ids and document
 // lengths, noting in invalid where any invalid UTF-8 is; run is scratch
@@ -479,7 +483,12 @@ func numberBatch(tk *tokenize.Tokenizer, number func(dst []uint32, tokens [][]by
 		tb.ids = number(tb.ids, piece)
 		return nil
 	}
-	for _, doc := range b.Docs {
+	text, ends := b.Text()
+	if len(ends) != len(b.Docs) {
+		ends = nil // a batch made by hand: one document at a time
+	}
+	for i := 0; i < len(b.Docs); {
+		doc := b.Docs[i]
 		if len(doc) > tokenize.PieceBytes {
 			// A long document is numbered a piece at a time (EachPiece),
 			// after the run, whose tokens the pieces would release (the
@@ -492,11 +501,25 @@ func numberBatch(tk *tokenize.Tokenizer, number func(dst []uint32, tokens [][]by
 			tb.docLens = append(tb.docLens, int32(len(tb.ids)-start))
 			tk.Release()
 			run = run[:0]
+			i++
 			continue
 		}
-		n := len(run)
-		run = tk.AppendTokens(run, doc)
-		tb.docLens = append(tb.docLens, int32(len(run)-n))
+		if ends == nil {
+			n := len(run)
+			run = tk.AppendTokens(run, doc)
+			tb.docLens = append(tb.docLens, int32(len(run)-n))
+			i++
+		} else {
+			// The short documents that follow, up to groupBytes of them
+			// from this one's start, are tokenized together.
+			start := ends[i] - len(doc)
+			j := i + 1
+			for j < len(ends) && ends[j]-start <= groupBytes && ends[j]-ends[j-1] <= tokenize.PieceBytes {
+				j++
+			}
+			run, tb.docLens = tk.AppendDocs(run, text, start, ends[i:j], tb.docLens)
+			i = j
+		}
 		if len(run) >= 512 {
 			tb.ids = number(tb.ids, run)
 			tk.Release()
