@@ -48,3 +48,68 @@ done:
 	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func packGroupsWideAVX2(src []int32, dst []byte, w uint) int
+TEXT ·packGroupsWideAVX2(SB), NOSPLIT, $0-64
+	MOVQ src_base+0(FP), SI
+	MOVQ src_len+8(FP), CX
+	SHRQ $3, CX
+	MOVQ dst_base+24(FP), DI
+	MOVQ w+48(FP), R8
+	LEAQ (R8)(R8*1), R9  // 2w
+	LEAQ (R9)(R8*1), R10 // 3w
+	LEAQ (R8*4), R11     // 4w
+	MOVQ $64, R12
+	SUBQ R11, R12        // 64 - 4w
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ wdone
+	// The first group is packed whatever it holds.
+	JMP wpack
+
+wnext:
+	CMPQ AX, CX
+	JEQ wdone
+	VMOVDQU (SI), Y0
+	VPBROADCASTD (SI), Y1
+	VPCMPEQD Y0, Y1, Y2
+	VPMOVMSKB Y2, DX
+	CMPL DX, $-1
+	JEQ wdone
+
+wpack:
+	// The low four values in BX, the high four in R13, 4w bits each.
+	MOVL (SI), BX
+	MOVL 4(SI), DX
+	SHLXQ R8, DX, DX
+	ORQ DX, BX
+	MOVL 8(SI), DX
+	SHLXQ R9, DX, DX
+	ORQ DX, BX
+	MOVL 12(SI), DX
+	SHLXQ R10, DX, DX
+	ORQ DX, BX
+	MOVL 16(SI), R13
+	MOVL 20(SI), DX
+	SHLXQ R8, DX, DX
+	ORQ DX, R13
+	MOVL 24(SI), DX
+	SHLXQ R9, DX, DX
+	ORQ DX, R13
+	MOVL 28(SI), DX
+	SHLXQ R10, DX, DX
+	ORQ DX, R13
+	SHLXQ R11, R13, DX
+	ORQ DX, BX
+	MOVQ BX, (DI)
+	SHRXQ R12, R13, R13
+	MOVQ R13, 8(DI)
+	ADDQ $32, SI
+	ADDQ R8, DI
+	INCQ AX
+	JMP wnext
+
+wdone:
+	MOVQ AX, ret+56(FP)
+	VZEROUPPER
+	RET

@@ -95,7 +95,7 @@ func naiveHybrid(idx []int32, width int) []byte {
 
 // TestAppendHybrid checks appendHybrid's bytes against naiveHybrid for
 // every width, for lengths around whole groups and for run lengths short
-// and long (and, in 8 bits, packed blocks of 64 groups and more, whose
+// and long (and, in 8 to 16 bits, packed blocks of 64 groups and more, whose
 // headers take two bytes), appended after a prefix as the page writer
 // does, and that
 // parquet-go decodes them to the indices. (parquet-go's own encoder is no
@@ -110,7 +110,7 @@ func TestAppendHybrid(t *testing.T) {
 			switch {
 			case trial < 20:
 				n = trial
-			case width == 8 && trial%3 == 0:
+			case width >= 8 && width <= 16 && trial%3 == 0:
 				n, maxRun = 500+r.IntN(3000), 1
 			}
 			idx := hybridIndices(r, n, width, maxRun)

@@ -67,3 +67,10 @@ func decodeIDsBMI2(ids []uint32, b []byte, q int, limit uint64) (n int, end int,
 //
 //go:noescape
 func packGroups8AVX2(src []int32, dst []byte) int
+
+// packGroupsWideAVX2 is packGroups8AVX2 for values of w bits, 9 <= w <= 15,
+// packed in w bytes a group with BMI2's shifts; dst must have room for
+// w bytes a group and 16 more.
+//
+//go:noescape
+func packGroupsWideAVX2(src []int32, dst []byte, w uint) int

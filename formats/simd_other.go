@@ -25,3 +25,5 @@ func decodeIDsBMI2(ids []uint32, b []byte, q int, limit uint64) (n int, end int,
 }
 
 func packGroups8AVX2(src []int32, dst []byte) int { panic("formats: no packGroups8AVX2") }
+
+func packGroupsWideAVX2(src []int32, dst []byte, w uint) int { panic("formats: no packGroupsWideAVX2") }
