@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -721,9 +722,28 @@ func TestCountsIndexWidth(t *testing.T) {
 }
 
 // dictPageWidths returns the bit width that each RLE_DICTIONARY data page
-// of column col of the file's first row group stores as its first byte,
-// reading the page headers and zstd bodies itself.
+// of column col of the file's first row group stores as its first byte.
 func dictPageWidths(t *testing.T, path string, col int) []byte {
+	t.Helper()
+	var widths []byte
+	for _, p := range dataPages(t, path, col) {
+		if p.encoding == format.RLEDictionary {
+			widths = append(widths, p.raw[0])
+		}
+	}
+	return widths
+}
+
+// A readPage is a data page read by dataPages: its encoding, its zstd
+// body and the bytes that decodes to.
+type readPage struct {
+	encoding  format.Encoding
+	body, raw []byte
+}
+
+// dataPages reads the data pages of column col of the file's first row
+// group, their headers and zstd bodies, itself.
+func dataPages(t *testing.T, path string, col int) []readPage {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -744,7 +764,7 @@ func dictPageWidths(t *testing.T, path string, col int) []byte {
 		t.Fatal(err)
 	}
 	defer dec.Close()
-	var widths []byte
+	var pages []readPage
 	for len(chunk) > 0 {
 		r := new(thrift.CompactProtocol).NewReaderFromBytes(chunk)
 		var h format.PageHeader
@@ -753,7 +773,8 @@ func dictPageWidths(t *testing.T, path string, col int) []byte {
 		}
 		body := chunk[r.BytesRead() : r.BytesRead()+int(h.CompressedPageSize)]
 		chunk = chunk[r.BytesRead()+int(h.CompressedPageSize):]
-		if dp, ok := h.DataPageHeader.Get(); h.Type != format.DataPage || !ok || dp.Encoding != format.RLEDictionary {
+		dp, ok := h.DataPageHeader.Get()
+		if h.Type != format.DataPage || !ok {
 			continue
 		}
 		raw, err := dec.DecodeAll(body, nil)
@@ -763,7 +784,41 @@ func dictPageWidths(t *testing.T, path string, col int) []byte {
 		if len(raw) != int(h.UncompressedPageSize) {
 			t.Fatalf("page of %d bytes, its header says %d", len(raw), h.UncompressedPageSize)
 		}
-		widths = append(widths, raw[0])
+		pages = append(pages, readPage{dp.Encoding, body, raw})
 	}
-	return widths
+	return pages
+}
+
+// TestCountsContextStored checks that the context ids' delta-coded pages
+// are zstd frames of raw blocks (codeStored), and the counts' index pages
+// frames of Huffman-coded literals, smaller than their bytes (those long
+// enough to be coded).
+func TestCountsContextStored(t *testing.T) {
+	n := 3*CountsPageRows + 10
+	p := filepath.Join(t.TempDir(), "c.parquet")
+	w, err := CreateCounts(p, Meta{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(layoutRows(n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := dataPages(t, p, 1)
+	if len(ctx) != 4 {
+		t.Fatalf("%d context id pages, want 4", len(ctx))
+	}
+	for k, pg := range ctx {
+		types, regen := literalBlocks(t, pg.body)
+		if pg.encoding != format.DeltaBinaryPacked || slices.ContainsFunc(types, func(b int) bool { return b != 0 }) || regen != len(pg.raw) {
+			t.Errorf("context id page %d (%v): block types %v, want raw blocks alone", k, pg.encoding, types)
+		}
+	}
+	for _, pg := range dataPages(t, p, 2) {
+		if types, _ := literalBlocks(t, pg.body); pg.encoding == format.RLEDictionary && len(pg.raw) >= literalMinHuffman && (!slices.Contains(types, 2) || len(pg.body) >= len(pg.raw)) {
+			t.Errorf("n_pos page of %d bytes: blocks %v in %d bytes, want Huffman-coded literals", len(pg.raw), types, len(pg.body))
+		}
+	}
 }

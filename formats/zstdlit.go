@@ -37,8 +37,10 @@ const (
 	literalsHuffman = 2
 )
 
-// appendFrame appends one zstd frame holding src to dst.
-func (l *literalFrames) appendFrame(dst, src []byte) []byte {
+// appendFrame appends one zstd frame holding src to dst, its blocks
+// Huffman-coded where that pays if huffman is set, and stored raw
+// otherwise.
+func (l *literalFrames) appendFrame(dst, src []byte, huffman bool) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, zstdMagic)
 	// Frame header: a single segment (the window is the whole content),
 	// whose size follows in 1, 2 (minus 256), 4 or 8 bytes; no checksum,
@@ -63,6 +65,11 @@ func (l *literalFrames) appendFrame(dst, src []byte) []byte {
 	for len(src) > 0 {
 		b := src[:min(len(src), zstdBlockMax)]
 		src = src[len(b):]
+		if !huffman {
+			dst = appendBlockHeader(dst, len(src) == 0, blockRaw, len(b))
+			dst = append(dst, b...)
+			continue
+		}
 		dst = l.appendBlock(dst, b, len(src) == 0)
 	}
 	return dst

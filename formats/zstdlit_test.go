@@ -179,7 +179,7 @@ func TestLiteralFrames(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			prefix := []byte("kept")
-			frame := l.appendFrame(append([]byte(nil), prefix...), c.data)
+			frame := l.appendFrame(append([]byte(nil), prefix...), c.data, true)
 			if !bytes.Equal(frame[:len(prefix)], prefix) {
 				t.Fatal("appendFrame overwrote dst")
 			}
@@ -201,11 +201,22 @@ func TestLiteralFrames(t *testing.T) {
 			if len(c.types) == 1 && c.types[0] == huff && len(frame) > len(c.data)*2/5 {
 				t.Errorf("%d bytes of about 2 bits each coded in %d", len(c.data), len(frame))
 			}
+			// Stored: the same bytes in raw blocks alone.
+			stored := l.appendFrame(nil, c.data, false)
+			types, n = literalBlocks(t, stored)
+			wantRaw := max(1, (len(c.data)+zstdBlockMax-1)/zstdBlockMax)
+			if slices.ContainsFunc(types, func(b int) bool { return b != raw }) || len(types) != wantRaw || n != len(c.data) {
+				t.Errorf("stored: block types %v regenerating %d bytes, want %d raw blocks of %d", types, n, wantRaw, len(c.data))
+			}
+			if got, err := dec.DecodeAll(stored, nil); err != nil || !bytes.Equal(got, c.data) {
+				t.Fatalf("stored: zstd decoder gave %d bytes (%v), want the %d written", len(got), err, len(c.data))
+			}
 		})
 	}
 }
 
-// FuzzLiteralFrames: any bytes, written as a frame, decode to themselves.
+// FuzzLiteralFrames: any bytes, written as a frame of literals or of raw
+// blocks, decode to themselves.
 func FuzzLiteralFrames(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(bytes.Repeat([]byte{1, 1, 1, 2}, 600))
@@ -217,14 +228,16 @@ func FuzzLiteralFrames(f *testing.F) {
 	defer dec.Close()
 	var l literalFrames
 	f.Fuzz(func(t *testing.T, data []byte) {
-		frame := l.appendFrame(nil, data)
-		literalBlocks(t, frame)
-		got, err := dec.DecodeAll(frame, nil)
-		if err != nil {
-			t.Fatalf("zstd decoder: %v", err)
-		}
-		if !bytes.Equal(got, data) {
-			t.Fatalf("decoded %d bytes differ from the %d written", len(got), len(data))
+		for _, huffman := range []bool{true, false} {
+			frame := l.appendFrame(nil, data, huffman)
+			literalBlocks(t, frame)
+			got, err := dec.DecodeAll(frame, nil)
+			if err != nil {
+				t.Fatalf("zstd decoder: %v", err)
+			}
+			if !bytes.Equal(got, data) {
+				t.Fatalf("huffman %v: decoded %d bytes differ from the %d written", huffman, len(got), len(data))
+			}
 		}
 	})
 }
@@ -368,7 +381,7 @@ func BenchmarkLiteralFrames(b *testing.B) {
 	var out []byte
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		out = l.appendFrame(out[:0], data)
+		out = l.appendFrame(out[:0], data, true)
 	}
 }
 
