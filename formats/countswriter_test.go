@@ -686,17 +686,7 @@ func TestCountsIndexWidth(t *testing.T) {
 			rows[i] = CountRow{TargetID: int32(i / 50), ContextID: int32(i % 50),
 				NPos: float64(i*7%c.distinctPos) + 1, NNeg: float64(i*3%c.distinctNeg) / 2}
 		}
-		p := filepath.Join(t.TempDir(), "c.parquet")
-		w, err := CreateCounts(p, Meta{}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(rows); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		p := writeCountsFileWith(t, rows, Meta{}, false)
 		got, _, err := ReadAll[CountRow](p, SchemaCounts)
 		if err != nil {
 			t.Fatal(err)
@@ -794,18 +784,7 @@ func dataPages(t *testing.T, path string, col int) []readPage {
 // frames of Huffman-coded literals, smaller than their bytes (those long
 // enough to be coded).
 func TestCountsContextStored(t *testing.T) {
-	n := 3*CountsPageRows + 10
-	p := filepath.Join(t.TempDir(), "c.parquet")
-	w, err := CreateCounts(p, Meta{}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(layoutRows(n)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	p := writeCountsFileWith(t, layoutRows(3*CountsPageRows+10), Meta{}, false)
 	ctx := dataPages(t, p, 1)
 	if len(ctx) != 4 {
 		t.Fatalf("%d context id pages, want 4", len(ctx))
