@@ -510,10 +510,8 @@ func roomsAt(starts []byte, q uint32, w int) (left, right int) {
 // directPairs returns the ordered positive pairs of one document: twice
 // the pairs within the window that involve no gap.
 func directPairs(seq []int32, w int, gaps bool) int64 {
-	n := int64(len(seq))
 	if !gaps {
-		m := min(int64(w), max(n-1, 0))
-		return 2 * (m*n - m*(m+1)/2)
+		return gaplessPairs(len(seq), w)
 	}
 	var pairs int64
 	for p, x := range seq {
@@ -525,6 +523,13 @@ func directPairs(seq []int32, w int, gaps bool) int64 {
 		}
 	}
 	return 2 * pairs
+}
+
+// gaplessPairs is the number of ordered pairs within window w of a
+// document of n tokens without gaps.
+func gaplessPairs(n, w int) int64 {
+	m := int64(min(w, max(n-1, 0)))
+	return 2 * (m*int64(n) - m*(m+1)/2)
 }
 
 // rowCounter counts target rows from stores into a tally of V+1 entries,

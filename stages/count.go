@@ -757,25 +757,11 @@ func countStream(ctx context.Context, cfg CountConfig, s *formats.TokenStream,
 			return err
 		}
 		wk := workers[w]
-		ids := c.IDs
-		for d, n := range c.DocLens {
-			wk.ids = wk.ids[:0]
-			for _, sid := range ids[:n] {
-				id := vocab[sid]
-				if id >= 0 || wk.keepOOV {
-					wk.ids = append(wk.ids, id)
-				}
-				if id < 0 {
-					wk.oov++
-					if wk.oovByID != nil {
-						wk.oovByID[sid]++
-					}
-				}
-			}
-			ids = ids[n:]
-			if err := wk.acc.Add(wk.ids, c.DocSeq+int64(d)); err != nil {
-				return err
-			}
+		oov, ids, err := wk.acc.AddMapped(c.IDs, c.DocLens, vocab, wk.keepOOV, wk.oovByID, c.DocSeq, wk.ids)
+		wk.ids = ids
+		wk.oov += oov
+		if err != nil {
+			return err
 		}
 		wk.docs += int64(len(c.DocLens))
 		wk.tokens += int64(len(c.IDs))
