@@ -246,6 +246,7 @@ func Tokenize(ctx context.Context, cfg TokenizeConfig) (TokenizeStats, error) {
 	streamClosed := func() error { return nil }
 	if stream != nil {
 		closed := make(chan error, 1)
+		total.Flush() // so that the two only read it
 		go func() { closed <- stream.Close(meta, total) }()
 		streamClosed = sync.OnceValue(func() error { return <-closed })
 		defer streamClosed()

@@ -191,6 +191,12 @@ func (c *Counter) addHashed(tok []byte, h uint64, n int64) int {
 	return id
 }
 
+// Flush adds to the counts the occurrences that AddIDs left in its cache
+// (recentEntry.n). Every method that reads the counts flushes first, which
+// writes; after Flush, until the next token is counted, they only read,
+// and may run on several goroutines at once.
+func (c *Counter) Flush() { c.flush() }
+
 // flush adds to the counts the occurrences that the cache's entries hold.
 // Everything that reads the counts calls it first.
 func (c *Counter) flush() {

@@ -566,3 +566,30 @@ func TestCounterCachedCounts(t *testing.T) {
 		check(step)
 	}
 }
+
+// TestCounterReadsAfterFlush reads a Counter's counts on two goroutines at
+// once after Flush, as tokenize does while it closes the token stream and
+// ranks the vocabulary; under the race detector (CI runs it) a read that
+// still flushed would be a write, and a race.
+func TestCounterReadsAfterFlush(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	toks := randomTokens(rng, 20000)
+	c := NewCounter()
+	c.AddIDs(nil, toks)
+	c.Flush()
+	var sum [2]int64
+	done := make(chan struct{})
+	go func() {
+		for _, n := range c.Counts() {
+			sum[0] += n
+		}
+		close(done)
+	}()
+	for _, e := range c.Vocabulary(0, 1) {
+		sum[1] += e.Count
+	}
+	<-done
+	if sum[0] != int64(len(toks)) || sum[1] != int64(len(toks)) {
+		t.Fatalf("counts sum to %d and %d, want %d", sum[0], sum[1], len(toks))
+	}
+}
