@@ -208,6 +208,9 @@ func (a *Accumulator) AddMapped(sids []uint32, docLens []int32, vocab []int32, k
 			a.pairs += gaplessPairs(m, w)
 			continue
 		}
+		// mapWords with a flag for the gaps would serve here too, but the
+		// flag in its loop cost count 47 M instructions (12.73 G against
+		// 12.68 G).
 		scratch = scratch[:0]
 		for _, sid := range doc {
 			id := vocab[sid]

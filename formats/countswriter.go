@@ -32,10 +32,10 @@ import (
 // a merge running on several cores.
 //
 // The layout is plain Parquet: version 1 data pages of required columns
-// (no levels), zstd-compressed (as Huffman-coded literals alone, or
-// stored in raw blocks, where countsColumns says so); one dictionary page per dictionary-encoded
-// column chunk; chunk statistics (min, max, null count) with type-defined
-// column order. A dictionary is capped at countsMaxDict entries per row
+// (no levels), zstd-compressed (as Huffman-coded literals alone, or stored
+// in raw blocks, where countsColumns says so); one dictionary page per
+// dictionary-encoded column chunk; chunk statistics (min, max, null count)
+// with type-defined column order. A dictionary is capped at countsMaxDict entries per row
 // group; later pages of that chunk are written PLAIN, as other writers fall
 // back.
 

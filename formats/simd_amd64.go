@@ -8,8 +8,8 @@ import "golang.org/x/sys/cpu"
 // functions it provides.
 var (
 	// hasAVX2 reports whether int32Range has int32RangeAVX2,
-	// countsDict.lookup smallIndexAVX2, and appendHybrid
-	// packGroups8AVX2.
+	// countsDict.lookup smallIndexAVX2, and appendHybrid packGroups8AVX2
+	// (and, with BMI2, packGroupsWideAVX2).
 	hasAVX2 = cpu.X86.HasAVX2
 	// hasBMI2 reports whether appendStream codes its groups of four bytes
 	// with huffGroupsBMI2, WriteChunk its ids with putIDsBMI2, and

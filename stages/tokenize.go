@@ -485,9 +485,6 @@ func numberBatch(tk *tokenize.Tokenizer, number func(dst []uint32, tokens [][]by
 		return nil
 	}
 	text, ends := b.Text()
-	if len(ends) != len(b.Docs) {
-		ends = nil // a batch made by hand: one document at a time
-	}
 	for i := 0; i < len(b.Docs); {
 		doc := b.Docs[i]
 		if len(doc) > tokenize.PieceBytes {
@@ -505,22 +502,15 @@ func numberBatch(tk *tokenize.Tokenizer, number func(dst []uint32, tokens [][]by
 			i++
 			continue
 		}
-		if ends == nil {
-			n := len(run)
-			run = tk.AppendTokens(run, doc)
-			tb.docLens = append(tb.docLens, int32(len(run)-n))
-			i++
-		} else {
-			// The short documents that follow, up to groupBytes of them
-			// from this one's start, are tokenized together.
-			start := ends[i] - len(doc)
-			j := i + 1
-			for j < len(ends) && ends[j]-start <= groupBytes && ends[j]-ends[j-1] <= tokenize.PieceBytes {
-				j++
-			}
-			run, tb.docLens = tk.AppendDocs(run, text, start, ends[i:j], tb.docLens)
-			i = j
+		// The short documents that follow, up to groupBytes of them from
+		// this one's start, are tokenized together.
+		start := ends[i] - len(doc)
+		j := i + 1
+		for j < len(ends) && ends[j]-start <= groupBytes && ends[j]-ends[j-1] <= tokenize.PieceBytes {
+			j++
 		}
+		run, tb.docLens = tk.AppendDocs(run, text, start, ends[i:j], tb.docLens)
+		i = j
 		if len(run) >= 512 {
 			tb.ids = number(tb.ids, run)
 			tk.Release()

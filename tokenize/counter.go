@@ -195,11 +195,7 @@ func (c *Counter) addHashed(tok []byte, h uint64, n int64) int {
 // (recentEntry.n). Every method that reads the counts flushes first, which
 // writes; after Flush, until the next token is counted, they only read,
 // and may run on several goroutines at once.
-func (c *Counter) Flush() { c.flush() }
-
-// flush adds to the counts the occurrences that the cache's entries hold.
-// Everything that reads the counts calls it first.
-func (c *Counter) flush() {
+func (c *Counter) Flush() {
 	if c.recent == nil {
 		return
 	}
@@ -231,13 +227,13 @@ func (c *Counter) Token(id int) []byte { return c.tab.str(id) }
 // Counts returns the count of each id; it stays valid while c is not
 // changed.
 func (c *Counter) Counts() []int64 {
-	c.flush()
+	c.Flush()
 	return c.counts
 }
 
 // Merge adds the counts of o to c. o is unchanged.
 func (c *Counter) Merge(o *Counter) {
-	o.flush()
+	o.Flush()
 	for id, n := range o.counts {
 		c.add(o.tab.str(id), n)
 	}
@@ -249,7 +245,7 @@ func (c *Counter) Len() int { return len(c.counts) }
 // Count returns how often tok was counted.
 func (c *Counter) Count(tok []byte) int64 {
 	if _, id := c.tab.find(tok, c.tab.hash(tok)); id >= 0 {
-		c.flush()
+		c.Flush()
 		return c.counts[id]
 	}
 	return 0
@@ -358,7 +354,7 @@ func (c *Counter) VocabularySize(maxVocab int, minCount int64) (size int, covere
 }
 
 func (c *Counter) histogram() *countHist {
-	c.flush()
+	c.Flush()
 	h := new(countHist)
 	for _, n := range c.counts {
 		h.add(n)

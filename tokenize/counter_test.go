@@ -554,7 +554,7 @@ func TestCounterCachedCounts(t *testing.T) {
 	if !cacheable(tok) || e.body != inlineBody(tok) {
 		t.Fatalf("%q is not in the cache", tok)
 	}
-	c.flush()
+	c.Flush()
 	e.n = math.MaxUint32 - 1
 	c.counts[e.id] -= math.MaxUint32 - 1
 	c.AddIDs(nil, [][]byte{tok, tok, tok})

@@ -49,7 +49,7 @@ func (r *Runs) Spill(c *Counter) error {
 	if c.Len() == 0 {
 		return nil
 	}
-	c.flush()
+	c.Flush()
 	keys := c.sortedByBytes()
 	f, err := os.CreateTemp(r.dir, "pwe-vocab-run-*")
 	if err != nil {

@@ -308,10 +308,9 @@ type Batch struct {
 // Len returns the number of documents in the batch.
 func (b *Batch) Len() int { return len(b.Docs) }
 
-// Text returns the buffer that holds the documents of a batch that
-// NextBatch filled, back to back, and where each ends in it: Docs[k] is
-// text[ends[k-1]:ends[k]], from 0 for the first. A batch made otherwise has
-// no ends.
+// Text returns the buffer that holds the batch's documents back to back,
+// and where each ends in it: Docs[k] is text[ends[k-1]:ends[k]], from 0
+// for the first.
 func (b *Batch) Text() (text []byte, ends []int) { return b.buf, b.ends }
 
 // NextBatch fills b with the next documents, up to maxBytes of text in all
